@@ -1,0 +1,328 @@
+// The checks of Layer 2 beyond the schema: task shapes, field paths, references, edges and the graph.
+import type { DagDiagnostic, DiagnosticCode, RelatedSpan, Severity } from './diagnostic';
+import { parseFieldPath } from './fieldPath';
+import { adjacency, bfsWithin, depths, stronglyConnectedComponents } from './graph';
+import { type JsonNode, type StringNode, propertyOf } from './json';
+import { type DagModel, type EdgeDeclaration, type TaskDeclaration, taskLabel } from './model';
+
+export interface AnalysisLimits {
+  readonly maxTasks: number;
+  readonly maxDepth: number;
+  readonly maxFanOut: number;
+}
+
+export interface CheckOptions {
+  readonly limits: AnalysisLimits;
+  /** The capabilities the configured providers offer; undefined when some provider takes any capability. */
+  readonly knownCapabilities: readonly string[] | undefined;
+}
+
+type Emit = (
+  code: DiagnosticCode,
+  severity: Severity,
+  node: { offset: number; length: number },
+  message: string,
+  related?: readonly RelatedSpan[],
+) => void;
+
+const span = (node: JsonNode, message: string): RelatedSpan => ({
+  start: node.offset,
+  end: node.offset + node.length,
+  message,
+});
+
+/** A `task_id`-like string: the id and its quotes, as a person reads it. */
+const quoted = (node: StringNode): string => JSON.stringify(node.value);
+
+export function runChecks(model: DagModel, options: CheckOptions, emit: Emit): void {
+  checkIds(model, emit);
+  for (const task of model.tasks) checkTaskShape(task, options, emit);
+  checkReferences(model, emit);
+  checkGraph(model, options.limits, emit);
+}
+
+function checkIds(model: DagModel, emit: Emit): void {
+  const dagId = model.dagIdNode;
+  if (dagId !== undefined && !/^dag_./.test(dagId.value)) {
+    emit('id-format', 'information', dagId, `dag_id ${quoted(dagId)} is not of the form dag_<random> (Layer 2 §3).`);
+  }
+  for (const task of model.tasks) {
+    const idNode = task.idNode;
+    if (idNode === undefined) continue;
+    const first = model.taskById.get(idNode.value);
+    if (first !== undefined && first !== task) {
+      emit(
+        'duplicate-task-id',
+        'error',
+        idNode,
+        `Task id ${quoted(idNode)} is already declared by task #${first.index + 1}: task ids must be unique; rename this one.`,
+        first.idNode === undefined ? [] : [span(first.idNode, `first declaration of ${quoted(idNode)}`)],
+      );
+    }
+    if (!/^task_./.test(idNode.value)) {
+      emit('id-format', 'information', idNode, `task_id ${quoted(idNode)} is not of the form task_<random> (Layer 2 §1).`);
+    }
+    const metadataDagId = task.metadataDagIdNode;
+    if (metadataDagId !== undefined && dagId !== undefined && metadataDagId.value !== dagId.value) {
+      emit(
+        'metadata-dag-id',
+        'warning',
+        metadataDagId,
+        `metadata.dag_id ${quoted(metadataDagId)} of task ${taskLabel(task)} differs from the file's dag_id ${quoted(dagId)}: make them equal or remove it.`,
+        [span(dagId, "the file's dag_id")],
+      );
+    }
+  }
+}
+
+function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit): void {
+  const label = taskLabel(task);
+  if (task.inputNode !== undefined) {
+    if (task.inputForm === 'both') {
+      emit('input-shape', 'error', task.inputNode, `The input of task ${label} has both a literal form (type/data) and a source: keep one of them.`);
+    } else if (task.inputForm === 'neither') {
+      emit('input-shape', 'error', task.inputNode, `The input of task ${label} is empty: give it a literal {"type", "data"} or a {"source": {...}} reference.`);
+    }
+  }
+  const source = task.sourceNode;
+  if (source !== undefined) {
+    const single = propertyOf(source, 'from_task');
+    const many = propertyOf(source, 'from_tasks');
+    if (single !== undefined && many !== undefined) {
+      emit('source-shape', 'error', source, `The source of task ${label} has both "from_task" and "from_tasks": they are mutually exclusive; keep one.`);
+    } else if (single === undefined && many === undefined) {
+      emit('source-shape', 'error', source, `The source of task ${label} names no upstream: add "from_task" (one task) or "from_tasks" (several).`);
+    } else if (many?.value?.kind === 'array' && many.value.items.length === 0) {
+      emit('source-shape', 'error', source, `The source of task ${label} has an empty "from_tasks": list at least one task id.`);
+    }
+    const field = task.fieldNode;
+    if (field !== undefined) {
+      const parsed = parseFieldPath(field.value);
+      if (!parsed.ok) {
+        // Point at the offending character when the string has no escapes (raw and decoded offsets agree).
+        const exact = field.length === field.value.length + 2;
+        const at = exact ? { offset: field.offset + 1 + parsed.offset, length: Math.min(1, field.value.length - parsed.offset) } : field;
+        emit('invalid-field-path', 'error', at, `Invalid field path ${quoted(field)} in task ${label}: ${parsed.message}.`);
+      }
+      if (many !== undefined) {
+        emit(
+          'from-tasks-field',
+          'warning',
+          field,
+          `"field" with "from_tasks" in task ${label} is not defined by Layer 2: this tool applies it to each referenced output, other orchestrators may not. Prefer a separate task per field.`,
+        );
+      }
+    }
+  }
+  const capability = task.capabilityNode;
+  if (capability !== undefined && options.knownCapabilities !== undefined && !options.knownCapabilities.includes(capability.value)) {
+    const known = options.knownCapabilities.length === 0 ? 'none' : options.knownCapabilities.join(', ');
+    emit(
+      'unknown-capability',
+      'warning',
+      capability,
+      `No configured provider offers capability ${quoted(capability)} (task ${label}); offered: ${known}. Add a provider for it to acmp.providers or fix the name.`,
+    );
+  }
+}
+
+const pairKey = (from: string, to: string): string => `${from}\u0000${to}`;
+
+function checkReferences(model: DagModel, emit: Emit): void {
+  const edgePairs = new Set<string>();
+  for (const edge of model.edges) {
+    if (edge.fromNode !== undefined && edge.toNode !== undefined) edgePairs.add(pairKey(edge.fromNode.value, edge.toNode.value));
+  }
+  for (const task of model.tasks) {
+    for (const reference of task.references) {
+      const upstream = model.taskById.get(reference.taskId);
+      if (upstream === undefined) {
+        emit('unknown-task', 'error', reference.node, `Task ${taskLabel(task)} references ${quoted(reference.node)} in ${reference.via}, but no task has that id.`);
+      } else if (task.id !== undefined && !edgePairs.has(pairKey(reference.taskId, task.id))) {
+        emit(
+          'missing-edge',
+          'error',
+          reference.node,
+          `Task ${taskLabel(task)} reads the output of ${quoted(reference.node)} but there is no edge {"from": ${quoted(reference.node)}, "to": "${task.id}"}: add it (Layer 2 §3).`,
+          upstream.idNode === undefined ? [] : [span(upstream.idNode, `task ${quoted(reference.node)}`)],
+        );
+      }
+    }
+  }
+  // A streamed edge cannot carry a sub-field (Layer 2 §5): warn on every reference through such an edge.
+  const streamed = new Map<string, EdgeDeclaration>();
+  for (const edge of model.edges) {
+    if (edge.streamEligible && edge.fromNode !== undefined && edge.toNode !== undefined) {
+      streamed.set(pairKey(edge.fromNode.value, edge.toNode.value), edge);
+    }
+  }
+  if (streamed.size === 0) return;
+  for (const task of model.tasks) {
+    const field = task.fieldNode;
+    if (field === undefined || field.value === 'data' || task.id === undefined) continue;
+    for (const reference of task.references) {
+      const edge = streamed.get(pairKey(reference.taskId, task.id));
+      if (edge === undefined) continue;
+      emit(
+        'stream-field',
+        'warning',
+        field,
+        `The edge ${quoted(reference.node)} → "${task.id}" is stream_eligible, but field ${quoted(field)} selects a sub-field: it will run non-streaming (Layer 2 §5). Remove the field (or use "data") or drop stream_eligible.`,
+        [span(edge.node, 'the stream_eligible edge')],
+      );
+      break;
+    }
+  }
+}
+
+/** Longest cycle text shown in full; longer ones are elided in the middle. */
+const MAX_CYCLE_SHOWN = 24;
+
+function checkGraph(model: DagModel, limits: AnalysisLimits, emit: Emit): void {
+  const nodes = [...model.taskById.values()];
+  const nodeIndex = new Map<string, number>();
+  nodes.forEach((task, i) => nodeIndex.set(task.id!, i));
+
+  const from: number[] = [];
+  const to: number[] = [];
+  const graphEdges: EdgeDeclaration[] = [];
+  const edgeByPair = new Map<number, EdgeDeclaration>();
+  for (const edge of model.edges) {
+    for (const end of [edge.fromNode, edge.toNode]) {
+      if (end !== undefined && !nodeIndex.has(end.value)) {
+        const side = end === edge.fromNode ? 'from' : 'to';
+        emit('dangling-edge', 'error', end, `Edge #${edge.index + 1} "${side}" names ${quoted(end)}, but no task has that id: fix the id or remove the edge.`);
+      }
+    }
+    const source = edge.fromNode === undefined ? undefined : nodeIndex.get(edge.fromNode.value);
+    const target = edge.toNode === undefined ? undefined : nodeIndex.get(edge.toNode.value);
+    if (source === undefined || target === undefined) continue;
+    const key = source * nodes.length + target;
+    const first = edgeByPair.get(key);
+    if (first !== undefined) {
+      emit(
+        'duplicate-edge',
+        'warning',
+        edge.node,
+        `Edge ${quoted(edge.fromNode!)} → ${quoted(edge.toNode!)} is declared twice (also edge #${first.index + 1}): remove this one.`,
+        [span(first.node, 'the first declaration')],
+      );
+      continue;
+    }
+    edgeByPair.set(key, edge);
+    from.push(source);
+    to.push(target);
+    graphEdges.push(edge);
+  }
+
+  const graph = adjacency(nodes.length, from, to);
+  const component = stronglyConnectedComponents(graph);
+  const componentSize = new Int32Array(nodes.length);
+  for (let n = 0; n < nodes.length; n++) componentSize[component[n]!]!++;
+  const cyclic = (e: number): boolean => component[from[e]!] === component[to[e]!] && (from[e] === to[e] || componentSize[component[from[e]!]!]! > 1);
+
+  if (graphEdges.some((_, e) => cyclic(e))) {
+    const reverse = adjacency(nodes.length, to, from);
+    const forwardParent = new Int32Array(nodes.length).fill(-1);
+    const forwardDistance = new Int32Array(nodes.length).fill(-1);
+    const towardRoot = new Int32Array(nodes.length).fill(-1);
+    const backDistance = new Int32Array(nodes.length).fill(-1);
+    const rootOf = new Int32Array(nodes.length).fill(-1);
+    const name = (n: number): string => nodes[n]!.id!;
+    const edgeBetween = (a: number, b: number): EdgeDeclaration | undefined => edgeByPair.get(a * nodes.length + b);
+
+    for (let e = 0; e < graphEdges.length; e++) {
+      if (!cyclic(e)) continue;
+      const u = from[e]!;
+      const v = to[e]!;
+      const c = component[u]!;
+      if (rootOf[c] === -1) {
+        // One pair of BFS trees per component: a closed walk through any of its edges is root ⇝ u → v ⇝ root.
+        rootOf[c] = u;
+        bfsWithin(graph, u, component, forwardParent, forwardDistance);
+        bfsWithin(reverse, u, component, towardRoot, backDistance);
+      }
+      const root = rootOf[c]!;
+      let cycle: number[];
+      let omitted = 0;
+      const walkLength = u === v ? 1 : 1 + backDistance[v]! + forwardDistance[u]!;
+      if (u === v) cycle = [u, u];
+      else if (walkLength <= MAX_CYCLE_SHOWN) cycle = simpleCycle(u, v, root, towardRoot, forwardParent);
+      else {
+        const head = [u, v, towardRoot[v]!].filter((n) => n !== -1);
+        const tail = [forwardParent[u]!, u].filter((n) => n !== -1);
+        omitted = walkLength + 1 - head.length - tail.length;
+        cycle = [...head, -1, ...tail];
+      }
+      const text = cycle.map((n) => (n === -1 ? `… (${omitted} more) …` : name(n))).join(' → ');
+      const related: RelatedSpan[] = [];
+      for (let i = 0; i + 1 < cycle.length && related.length < 10; i++) {
+        const a = cycle[i]!;
+        const b = cycle[i + 1]!;
+        if (a === -1 || b === -1 || (a === u && b === v)) continue;
+        const other = edgeBetween(a, b);
+        if (other !== undefined) related.push(span(other.node, `edge ${name(a)} → ${name(b)} on the cycle`));
+      }
+      const fix = u === v ? 'a task cannot depend on itself: remove this edge' : 'remove one of its edges';
+      emit('cycle', 'error', graphEdges[e]!.node, `This edge lies on the cycle ${text}: the graph must be acyclic (Layer 2 §3); ${fix}.`, related);
+    }
+  }
+
+  checkLimits(model, nodes, graph, limits, emit);
+}
+
+/** The cycle u → v ⇝ root ⇝ u with repeated nodes cut out, so it visits each task once. */
+function simpleCycle(u: number, v: number, root: number, towardRoot: Int32Array, forwardParent: Int32Array): number[] {
+  const walk = [u];
+  for (let x = v; ; x = towardRoot[x]!) {
+    walk.push(x);
+    if (x === root) break;
+  }
+  const forward: number[] = [];
+  for (let x = u; x !== root; x = forwardParent[x]!) forward.push(x);
+  walk.push(...forward.reverse());
+  if (walk[walk.length - 1] !== u) walk.push(u);
+
+  const cycle: number[] = [u];
+  const position = new Map<number, number>([[u, 0]]);
+  for (let i = 1; i < walk.length; i++) {
+    const x = walk[i]!;
+    if (x === u) break;
+    const seen = position.get(x);
+    if (seen !== undefined && seen >= 1) {
+      for (const dropped of cycle.splice(seen + 1)) position.delete(dropped);
+      continue;
+    }
+    position.set(x, cycle.length);
+    cycle.push(x);
+  }
+  cycle.push(u);
+  return cycle;
+}
+
+function checkLimits(
+  model: DagModel,
+  nodes: readonly TaskDeclaration[],
+  graph: ReturnType<typeof adjacency>,
+  limits: AnalysisLimits,
+  emit: Emit,
+): void {
+  const anchor = model.dagIdNode ?? model.root;
+  if (model.tasks.length > limits.maxTasks && anchor !== undefined) {
+    emit('limit', 'warning', anchor, `The DAG has ${model.tasks.length} tasks, more than the limit of ${limits.maxTasks} (acmp.limits.maxTasks).`);
+  }
+  const depth = depths(graph);
+  let deepest = -1;
+  for (let n = 0; n < nodes.length; n++) if (deepest === -1 || depth[n]! > depth[deepest]!) deepest = n;
+  if (deepest !== -1 && depth[deepest]! > limits.maxDepth) {
+    const task = nodes[deepest]!;
+    emit('limit', 'warning', task.idNode ?? task.node, `The DAG is ${depth[deepest]} tasks deep (the longest path ends at task ${taskLabel(task)}), more than the limit of ${limits.maxDepth} (acmp.limits.maxDepth).`);
+  }
+  for (let n = 0; n < nodes.length; n++) {
+    const fanOut = graph.offsets[n + 1]! - graph.offsets[n]!;
+    if (fanOut > limits.maxFanOut) {
+      const task = nodes[n]!;
+      emit('limit', 'warning', task.idNode ?? task.node, `Task ${taskLabel(task)} has ${fanOut} downstream tasks, more than the limit of ${limits.maxFanOut} (acmp.limits.maxFanOut).`);
+    }
+  }
+}
