@@ -15,10 +15,20 @@ const common = {
 const shebang = { js: '#!/usr/bin/env node' };
 
 await Promise.all([
-  esbuild.build({ ...common, entryPoints: ['client/src/extension.ts'], outfile: 'dist/client.js', external: ['vscode'] }),
+  esbuild.build({
+    ...common,
+    entryPoints: ['client/src/extension.ts'],
+    outfile: 'dist/client.js',
+    external: ['vscode'],
+  }),
   esbuild.build({ ...common, entryPoints: ['server/src/main.ts'], outfile: 'dist/server.js', banner: shebang }),
   esbuild.build({ ...common, entryPoints: ['server/src/cli.ts'], outfile: 'dist/cli.js', banner: shebang }),
-  esbuild.build({ ...common, entryPoints: ['server/src/dag/jsonSchema.ts'], outfile: 'out/jsonSchema.cjs', sourcemap: false }),
+  esbuild.build({
+    ...common,
+    entryPoints: ['server/src/dag/jsonSchema.ts'],
+    outfile: 'out/jsonSchema.cjs',
+    sourcemap: false,
+  }),
 ]);
 
 const { require } = await import('node:module').then((m) => ({ require: m.createRequire(import.meta.url) }));

@@ -1,5 +1,5 @@
 // The checks of Layer 2 beyond the schema: task shapes, field paths, references, edges and the graph.
-import type { DagDiagnostic, DiagnosticCode, RelatedSpan, Severity } from './diagnostic';
+import type { DiagnosticCode, RelatedSpan, Severity } from './diagnostic';
 import { parseFieldPath } from './fieldPath';
 import { adjacency, bfsWithin, depths, stronglyConnectedComponents } from './graph';
 import { type JsonNode, type StringNode, propertyOf } from './json';
@@ -60,7 +60,12 @@ function checkIds(model: DagModel, emit: Emit): void {
       );
     }
     if (!/^task_./.test(idNode.value)) {
-      emit('id-format', 'information', idNode, `task_id ${quoted(idNode)} is not of the form task_<random> (Layer 2 §1).`);
+      emit(
+        'id-format',
+        'information',
+        idNode,
+        `task_id ${quoted(idNode)} is not of the form task_<random> (Layer 2 §1).`,
+      );
     }
     const metadataDagId = task.metadataDagIdNode;
     if (metadataDagId !== undefined && dagId !== undefined && metadataDagId.value !== dagId.value) {
@@ -79,9 +84,19 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
   const label = taskLabel(task);
   if (task.inputNode !== undefined) {
     if (task.inputForm === 'both') {
-      emit('input-shape', 'error', task.inputNode, `The input of task ${label} has both a literal form (type/data) and a source: keep one of them.`);
+      emit(
+        'input-shape',
+        'error',
+        task.inputNode,
+        `The input of task ${label} has both a literal form (type/data) and a source: keep one of them.`,
+      );
     } else if (task.inputForm === 'neither') {
-      emit('input-shape', 'error', task.inputNode, `The input of task ${label} is empty: give it a literal {"type", "data"} or a {"source": {...}} reference.`);
+      emit(
+        'input-shape',
+        'error',
+        task.inputNode,
+        `The input of task ${label} is empty: give it a literal {"type", "data"} or a {"source": {...}} reference.`,
+      );
     }
   }
   const source = task.sourceNode;
@@ -89,11 +104,26 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
     const single = propertyOf(source, 'from_task');
     const many = propertyOf(source, 'from_tasks');
     if (single !== undefined && many !== undefined) {
-      emit('source-shape', 'error', source, `The source of task ${label} has both "from_task" and "from_tasks": they are mutually exclusive; keep one.`);
+      emit(
+        'source-shape',
+        'error',
+        source,
+        `The source of task ${label} has both "from_task" and "from_tasks": they are mutually exclusive; keep one.`,
+      );
     } else if (single === undefined && many === undefined) {
-      emit('source-shape', 'error', source, `The source of task ${label} names no upstream: add "from_task" (one task) or "from_tasks" (several).`);
+      emit(
+        'source-shape',
+        'error',
+        source,
+        `The source of task ${label} names no upstream: add "from_task" (one task) or "from_tasks" (several).`,
+      );
     } else if (many?.value?.kind === 'array' && many.value.items.length === 0) {
-      emit('source-shape', 'error', source, `The source of task ${label} has an empty "from_tasks": list at least one task id.`);
+      emit(
+        'source-shape',
+        'error',
+        source,
+        `The source of task ${label} has an empty "from_tasks": list at least one task id.`,
+      );
     }
     const field = task.fieldNode;
     if (field !== undefined) {
@@ -101,8 +131,15 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
       if (!parsed.ok) {
         // Point at the offending character when the string has no escapes (raw and decoded offsets agree).
         const exact = field.length === field.value.length + 2;
-        const at = exact ? { offset: field.offset + 1 + parsed.offset, length: Math.min(1, field.value.length - parsed.offset) } : field;
-        emit('invalid-field-path', 'error', at, `Invalid field path ${quoted(field)} in task ${label}: ${parsed.message}.`);
+        const at = exact
+          ? { offset: field.offset + 1 + parsed.offset, length: Math.min(1, field.value.length - parsed.offset) }
+          : field;
+        emit(
+          'invalid-field-path',
+          'error',
+          at,
+          `Invalid field path ${quoted(field)} in task ${label}: ${parsed.message}.`,
+        );
       }
       if (many !== undefined) {
         emit(
@@ -115,7 +152,11 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
     }
   }
   const capability = task.capabilityNode;
-  if (capability !== undefined && options.knownCapabilities !== undefined && !options.knownCapabilities.includes(capability.value)) {
+  if (
+    capability !== undefined &&
+    options.knownCapabilities !== undefined &&
+    !options.knownCapabilities.includes(capability.value)
+  ) {
     const known = options.knownCapabilities.length === 0 ? 'none' : options.knownCapabilities.join(', ');
     emit(
       'unknown-capability',
@@ -131,13 +172,19 @@ const pairKey = (from: string, to: string): string => `${from}\u0000${to}`;
 function checkReferences(model: DagModel, emit: Emit): void {
   const edgePairs = new Set<string>();
   for (const edge of model.edges) {
-    if (edge.fromNode !== undefined && edge.toNode !== undefined) edgePairs.add(pairKey(edge.fromNode.value, edge.toNode.value));
+    if (edge.fromNode !== undefined && edge.toNode !== undefined)
+      edgePairs.add(pairKey(edge.fromNode.value, edge.toNode.value));
   }
   for (const task of model.tasks) {
     for (const reference of task.references) {
       const upstream = model.taskById.get(reference.taskId);
       if (upstream === undefined) {
-        emit('unknown-task', 'error', reference.node, `Task ${taskLabel(task)} references ${quoted(reference.node)} in ${reference.via}, but no task has that id.`);
+        emit(
+          'unknown-task',
+          'error',
+          reference.node,
+          `Task ${taskLabel(task)} references ${quoted(reference.node)} in ${reference.via}, but no task has that id.`,
+        );
       } else if (task.id !== undefined && !edgePairs.has(pairKey(reference.taskId, task.id))) {
         emit(
           'missing-edge',
@@ -191,7 +238,12 @@ function checkGraph(model: DagModel, limits: AnalysisLimits, emit: Emit): void {
     for (const end of [edge.fromNode, edge.toNode]) {
       if (end !== undefined && !nodeIndex.has(end.value)) {
         const side = end === edge.fromNode ? 'from' : 'to';
-        emit('dangling-edge', 'error', end, `Edge #${edge.index + 1} "${side}" names ${quoted(end)}, but no task has that id: fix the id or remove the edge.`);
+        emit(
+          'dangling-edge',
+          'error',
+          end,
+          `Edge #${edge.index + 1} "${side}" names ${quoted(end)}, but no task has that id: fix the id or remove the edge.`,
+        );
       }
     }
     const source = edge.fromNode === undefined ? undefined : nodeIndex.get(edge.fromNode.value);
@@ -219,7 +271,8 @@ function checkGraph(model: DagModel, limits: AnalysisLimits, emit: Emit): void {
   const component = stronglyConnectedComponents(graph);
   const componentSize = new Int32Array(nodes.length);
   for (let n = 0; n < nodes.length; n++) componentSize[component[n]!]!++;
-  const cyclic = (e: number): boolean => component[from[e]!] === component[to[e]!] && (from[e] === to[e] || componentSize[component[from[e]!]!]! > 1);
+  const cyclic = (e: number): boolean =>
+    component[from[e]!] === component[to[e]!] && (from[e] === to[e] || componentSize[component[from[e]!]!]! > 1);
 
   if (graphEdges.some((_, e) => cyclic(e))) {
     const reverse = adjacency(nodes.length, to, from);
@@ -264,7 +317,13 @@ function checkGraph(model: DagModel, limits: AnalysisLimits, emit: Emit): void {
         if (other !== undefined) related.push(span(other.node, `edge ${name(a)} → ${name(b)} on the cycle`));
       }
       const fix = u === v ? 'a task cannot depend on itself: remove this edge' : 'remove one of its edges';
-      emit('cycle', 'error', graphEdges[e]!.node, `This edge lies on the cycle ${text}: the graph must be acyclic (Layer 2 §3); ${fix}.`, related);
+      emit(
+        'cycle',
+        'error',
+        graphEdges[e]!.node,
+        `This edge lies on the cycle ${text}: the graph must be acyclic (Layer 2 §3); ${fix}.`,
+        related,
+      );
     }
   }
 
@@ -309,20 +368,35 @@ function checkLimits(
 ): void {
   const anchor = model.dagIdNode ?? model.root;
   if (model.tasks.length > limits.maxTasks && anchor !== undefined) {
-    emit('limit', 'warning', anchor, `The DAG has ${model.tasks.length} tasks, more than the limit of ${limits.maxTasks} (acmp.limits.maxTasks).`);
+    emit(
+      'limit',
+      'warning',
+      anchor,
+      `The DAG has ${model.tasks.length} tasks, more than the limit of ${limits.maxTasks} (acmp.limits.maxTasks).`,
+    );
   }
   const depth = depths(graph);
   let deepest = -1;
   for (let n = 0; n < nodes.length; n++) if (deepest === -1 || depth[n]! > depth[deepest]!) deepest = n;
   if (deepest !== -1 && depth[deepest]! > limits.maxDepth) {
     const task = nodes[deepest]!;
-    emit('limit', 'warning', task.idNode ?? task.node, `The DAG is ${depth[deepest]} tasks deep (the longest path ends at task ${taskLabel(task)}), more than the limit of ${limits.maxDepth} (acmp.limits.maxDepth).`);
+    emit(
+      'limit',
+      'warning',
+      task.idNode ?? task.node,
+      `The DAG is ${depth[deepest]} tasks deep (the longest path ends at task ${taskLabel(task)}), more than the limit of ${limits.maxDepth} (acmp.limits.maxDepth).`,
+    );
   }
   for (let n = 0; n < nodes.length; n++) {
     const fanOut = graph.offsets[n + 1]! - graph.offsets[n]!;
     if (fanOut > limits.maxFanOut) {
       const task = nodes[n]!;
-      emit('limit', 'warning', task.idNode ?? task.node, `Task ${taskLabel(task)} has ${fanOut} downstream tasks, more than the limit of ${limits.maxFanOut} (acmp.limits.maxFanOut).`);
+      emit(
+        'limit',
+        'warning',
+        task.idNode ?? task.node,
+        `Task ${taskLabel(task)} has ${fanOut} downstream tasks, more than the limit of ${limits.maxFanOut} (acmp.limits.maxFanOut).`,
+      );
     }
   }
 }

@@ -30,7 +30,11 @@ export function parseFieldPath(path: string): FieldPathParse {
     } else if (c === '[') {
       const start = ++i;
       while (i < path.length && isDigit(path[i]!)) i++;
-      if (i === start) return fail(start, 'expected a non-negative integer index inside `[ ]` (wildcards, slices and filters are not supported)');
+      if (i === start)
+        return fail(
+          start,
+          'expected a non-negative integer index inside `[ ]` (wildcards, slices and filters are not supported)',
+        );
       if (path[start] === '0' && i - start > 1) return fail(start, 'an index has no leading zeros');
       if (path[i] !== ']') return fail(i, 'expected `]` to close the index');
       segments.push(Number(path.slice(start, i)));
@@ -42,7 +46,8 @@ export function parseFieldPath(path: string): FieldPathParse {
   return { ok: true, segments };
 }
 
-export type FieldPathResolution = { readonly found: true; readonly value: unknown } | { readonly found: false; readonly at: string };
+export type FieldPathResolution =
+  { readonly found: true; readonly value: unknown } | { readonly found: false; readonly at: string };
 
 /** The value at `segments` inside `root`, reading own properties only (never the prototype chain). */
 export function resolveFieldPath(root: unknown, segments: readonly FieldPathSegment[]): FieldPathResolution {
@@ -54,7 +59,12 @@ export function resolveFieldPath(root: unknown, segments: readonly FieldPathSegm
       if (!Array.isArray(value) || segment >= value.length) return { found: false, at: walked };
       value = value[segment];
     } else {
-      if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.prototype.hasOwnProperty.call(value, segment)) {
+      if (
+        value === null ||
+        typeof value !== 'object' ||
+        Array.isArray(value) ||
+        !Object.prototype.hasOwnProperty.call(value, segment)
+      ) {
         return { found: false, at: walked };
       }
       value = (value as Record<string, unknown>)[segment];

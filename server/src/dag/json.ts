@@ -71,7 +71,8 @@ export function nodeAtPath(root: JsonNode | undefined, path: readonly PropertyKe
 
 /** Own-property assignment: a "__proto__" key must become data, never the object's prototype. */
 function setMember(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
   else target[key] = value;
 }
 
@@ -102,7 +103,7 @@ export function parseJson(text: string): ParsedJson {
     recovering = true;
   };
 
-  let token: SyntaxKind = SyntaxKind.Unknown;
+  let token = SyntaxKind.Unknown as SyntaxKind;
   const next = (): SyntaxKind => {
     for (;;) {
       token = scanner.scan();
@@ -110,7 +111,11 @@ export function parseJson(text: string): ParsedJson {
         case SyntaxKind.LineCommentTrivia:
         case SyntaxKind.BlockCommentTrivia:
           if (scanner.getTokenError() === ScanError.UnexpectedEndOfComment) {
-            report(scanner.getTokenOffset(), scanner.getTokenLength(), scanErrorMessages[ScanError.UnexpectedEndOfComment]!);
+            report(
+              scanner.getTokenOffset(),
+              scanner.getTokenLength(),
+              scanErrorMessages[ScanError.UnexpectedEndOfComment]!,
+            );
           } else {
             report(scanner.getTokenOffset(), scanner.getTokenLength(), 'Comments are not allowed in JSON: remove it');
           }
@@ -135,6 +140,8 @@ export function parseJson(text: string): ParsedJson {
   };
 
   const stack: Frame[] = [];
+  // Where the last comma stood, so that a trailing comma is reported on itself.
+  let commaOffset = 0;
   let root: JsonNode | undefined;
 
   /** Parses the value that starts at the current token: scalars return at once, containers push a frame. */
@@ -187,7 +194,8 @@ export function parseJson(text: string): ParsedJson {
     accept();
   };
 
-  const describe = (): string => (token === SyntaxKind.EOF ? 'end of file' : `'${text.substr(tokenOffset(), Math.min(tokenLength(), 20))}'`);
+  const describe = (): string =>
+    token === SyntaxKind.EOF ? 'end of file' : `'${text.substr(tokenOffset(), Math.min(tokenLength(), 20))}'`;
 
   next();
   for (;;) {
@@ -198,7 +206,11 @@ export function parseJson(text: string): ParsedJson {
         break;
       }
       if (root !== undefined) {
-        report(tokenOffset(), text.length - tokenOffset(), 'End of file expected: remove the text after the top-level value');
+        report(
+          tokenOffset(),
+          text.length - tokenOffset(),
+          'End of file expected: remove the text after the top-level value',
+        );
         break;
       }
       const value = startValue();
@@ -210,7 +222,11 @@ export function parseJson(text: string): ParsedJson {
 
     if (token === SyntaxKind.EOF) {
       const opener = frame.node.kind === 'object' ? "'}'" : "']'";
-      report(text.length, 0, `Unexpected end of file: expected ${opener} to close the ${frame.node.kind} opened at offset ${frame.node.offset}`);
+      report(
+        text.length,
+        0,
+        `Unexpected end of file: expected ${opener} to close the ${frame.node.kind} opened at offset ${frame.node.offset}`,
+      );
       // Every open container ends here, unclosed.
       for (const open of stack) open.node.length = text.length - open.node.offset;
       stack.length = 0;
@@ -230,7 +246,7 @@ export function parseJson(text: string): ParsedJson {
             objectFrame.state = 'colon';
             next();
           } else if (token === SyntaxKind.CloseBraceToken) {
-            if (objectFrame.state === 'key') report(tokenOffset() - 1, 1, 'Trailing comma: remove it (JSON allows none)');
+            if (objectFrame.state === 'key') report(commaOffset, 1, 'Trailing comma: remove it (JSON allows none)');
             close();
             next();
           } else {
@@ -280,6 +296,7 @@ export function parseJson(text: string): ParsedJson {
         }
         case 'commaOrEnd':
           if (token === SyntaxKind.CommaToken) {
+            commaOffset = tokenOffset();
             accept();
             objectFrame.state = 'key';
             next();
@@ -303,7 +320,7 @@ export function parseJson(text: string): ParsedJson {
         case 'firstValue':
         case 'value': {
           if (token === SyntaxKind.CloseBracketToken) {
-            if (arrayFrame.state === 'value') report(tokenOffset() - 1, 1, 'Trailing comma: remove it (JSON allows none)');
+            if (arrayFrame.state === 'value') report(commaOffset, 1, 'Trailing comma: remove it (JSON allows none)');
             close();
             next();
             break;
@@ -322,6 +339,7 @@ export function parseJson(text: string): ParsedJson {
         }
         case 'commaOrEnd':
           if (token === SyntaxKind.CommaToken) {
+            commaOffset = tokenOffset();
             accept();
             arrayFrame.state = 'value';
             next();

@@ -4,17 +4,23 @@ import { z } from 'zod';
 
 const nonEmpty = z.string();
 
-export const FieldPathSchema = z.string().describe(
-  'Path into the referenced output `{type, data}`: `data`, then `.member` or `[index]` parts, e.g. `data.chunks[0]` (Layer 2 §3).',
-);
+export const FieldPathSchema = z
+  .string()
+  .describe(
+    'Path into the referenced output `{type, data}`: `data`, then `.member` or `[index]` parts, e.g. `data.chunks[0]` (Layer 2 §3).',
+  );
 
 export const SourceSchema = z
   .strictObject({
-    from_task: nonEmpty.optional().describe('The task_id whose output to reference. Mutually exclusive with `from_tasks`.'),
+    from_task: nonEmpty
+      .optional()
+      .describe('The task_id whose output to reference. Mutually exclusive with `from_tasks`.'),
     from_tasks: z
       .array(nonEmpty)
       .optional()
-      .describe('Several task_ids (aggregation): their outputs are passed as an ordered array. Mutually exclusive with `from_task`.'),
+      .describe(
+        'Several task_ids (aggregation): their outputs are passed as an ordered array. Mutually exclusive with `from_task`.',
+      ),
     field: FieldPathSchema.optional(),
   })
   .describe('Where the input comes from: another task’s output (Layer 2 §3).');
@@ -23,7 +29,9 @@ export const LiteralInputSchema = z
   .strictObject({
     type: z
       .string()
-      .describe('MIME-like type: `text`, `json`, `image/png`, `image/jpeg`, `audio/wav`, `binary` (any string is accepted).'),
+      .describe(
+        'MIME-like type: `text`, `json`, `image/png`, `image/jpeg`, `audio/wav`, `binary` (any string is accepted).',
+      ),
     data: z
       .unknown()
       .refine((value) => value !== undefined, { message: 'missing' })

@@ -8,7 +8,13 @@ type Issue = z.core.$ZodIssue;
 type Path = readonly PropertyKey[];
 
 const typeName = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'an array'
+      : typeof value === 'object'
+        ? 'an object'
+        : `a ${typeof value}`;
 
 /** Where an object sits, in words a user recognises: `task "task_a"`, `edge #2`, `the input of task "task_a"`. */
 function describeObject(root: JsonNode, path: Path): string {
@@ -73,7 +79,8 @@ export function schemaDiagnostics(
     if (skip(path)) continue;
     const node = nodeAtPath(root, path);
     if (issue.code === 'invalid_union') {
-      for (const inner of unionBranch(issue, node === undefined ? undefined : valueOf(node))) pending.push({ issue: inner, base: path });
+      for (const inner of unionBranch(issue, node === undefined ? undefined : valueOf(node)))
+        pending.push({ issue: inner, base: path });
       continue;
     }
     if (node === undefined) {
@@ -85,13 +92,17 @@ export function schemaDiagnostics(
       }
       continue;
     }
-    const name = path.length > 0 ? `"${String(path[path.length - 1])}" of ${describeObject(root, path.slice(0, -1))}` : 'The DAG';
+    const name =
+      path.length > 0 ? `"${String(path[path.length - 1])}" of ${describeObject(root, path.slice(0, -1))}` : 'The DAG';
     switch (issue.code) {
       case 'invalid_type':
         onNode(node, `${name} must be ${expectedName(issue)}, not ${typeName(valueOf(node))}.`);
         break;
       case 'invalid_value':
-        onNode(node, `${name} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}; found ${JSON.stringify(valueOf(node))}.`);
+        onNode(
+          node,
+          `${name} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}; found ${JSON.stringify(valueOf(node))}.`,
+        );
         break;
       case 'too_small':
         onNode(node, `${name} must be ${issue.inclusive ? 'at least' : 'greater than'} ${String(issue.minimum)}.`);
@@ -104,7 +115,11 @@ export function schemaDiagnostics(
           for (const key of issue.keys) {
             const keyNode = unknownKeyNode(node, key);
             if (keyNode !== undefined) {
-              onNode(keyNode, `Unknown property "${key}" in ${describeObject(root, path)}: it is not part of the ACMP format (check the spelling or remove it).`, 'warning');
+              onNode(
+                keyNode,
+                `Unknown property "${key}" in ${describeObject(root, path)}: it is not part of the ACMP format (check the spelling or remove it).`,
+                'warning',
+              );
             }
           }
         }

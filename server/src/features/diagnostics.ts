@@ -1,0 +1,57 @@
+// Diagnostics on open and on every change, debounced per document; a stale analysis never overwrites a newer one.
+import type { Connection, TextDocuments } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { analyzeDag } from '../dag/analyze';
+import { toLspDiagnostic } from '../protocol/diagnostics';
+import { type Settings, knownCapabilities } from '../protocol/settings';
+
+export const DIAGNOSTICS_DEBOUNCE_MS = 150;
+
+export function registerDiagnostics(
+  connection: Connection,
+  documents: TextDocuments<TextDocument>,
+  settingsFor: (uri: string) => Promise<Settings>,
+): { revalidateAll(): void } {
+  const timers = new Map<string, NodeJS.Timeout>();
+
+  const validate = async (document: TextDocument): Promise<void> => {
+    const settings = await settingsFor(document.uri);
+    // The document may have changed or closed while the settings were fetched: only the newest version publishes.
+    const current = documents.get(document.uri);
+    if (current === undefined || current.version !== document.version) return;
+    const analysis = analyzeDag(document.getText(), {
+      limits: settings.limits,
+      knownCapabilities: knownCapabilities(settings.providers),
+    });
+    await connection.sendDiagnostics({
+      uri: document.uri,
+      version: document.version,
+      diagnostics: analysis.diagnostics.map((diagnostic) => toLspDiagnostic(document, diagnostic)),
+    });
+  };
+
+  const schedule = (document: TextDocument, delay: number): void => {
+    clearTimeout(timers.get(document.uri));
+    timers.set(
+      document.uri,
+      setTimeout(() => {
+        timers.delete(document.uri);
+        validate(document).catch((error: unknown) => connection.console.error(`validation failed: ${String(error)}`));
+      }, delay),
+    );
+  };
+
+  documents.onDidOpen((event) => schedule(event.document, 0));
+  documents.onDidChangeContent((event) => schedule(event.document, DIAGNOSTICS_DEBOUNCE_MS));
+  documents.onDidClose((event) => {
+    clearTimeout(timers.get(event.document.uri));
+    timers.delete(event.document.uri);
+    void connection.sendDiagnostics({ uri: event.document.uri, diagnostics: [] });
+  });
+
+  return {
+    revalidateAll: () => {
+      for (const document of documents.all()) schedule(document, 0);
+    },
+  };
+}

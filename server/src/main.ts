@@ -1,0 +1,13 @@
+// `acmp-dag-language-server --stdio` (or --node-ipc, as the VS Code client starts it).
+import { ProposedFeatures, createConnection } from 'vscode-languageserver/node';
+import { startServer } from './server';
+
+const connection = createConnection(ProposedFeatures.all);
+// Over --stdio, stray console output would corrupt the JSON-RPC stream: send it to the client's log instead.
+/* eslint-disable no-console -- the one place that redirects console output away from stdout */
+console.log = (...args: unknown[]) => connection.console.log(args.map(String).join(' '));
+console.info = console.log;
+console.warn = (...args: unknown[]) => connection.console.warn(args.map(String).join(' '));
+console.error = (...args: unknown[]) => connection.console.error(args.map(String).join(' '));
+/* eslint-enable no-console */
+startServer(connection);

@@ -1,0 +1,53 @@
+// Settings shared by the client (package.json declares them) and the server (reads them through
+// workspace/configuration). Declared once here; a test checks package.json against these defaults.
+import { z } from 'zod';
+import { DEFAULT_LIMITS } from '../dag/analyze';
+
+/** The capabilities of the built-in provider, which serves a run when no provider is configured. */
+export const BUILTIN_CAPABILITIES = ['text-split', 'sentiment-analysis', 'result-aggregation', 'echo'] as const;
+
+export const ProviderSchema = z.object({
+  id: z.string(),
+  transport: z.enum(['builtin', 'stdio', 'http', 'websocket']),
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  url: z.string().optional(),
+  tokenEnv: z.string().optional(),
+  capabilities: z.array(z.string()).optional(),
+});
+export type ProviderConfig = z.infer<typeof ProviderSchema>;
+
+export const SettingsSchema = z.object({
+  limits: z
+    .object({
+      maxTasks: z.int().positive().catch(DEFAULT_LIMITS.maxTasks),
+      maxDepth: z.int().positive().catch(DEFAULT_LIMITS.maxDepth),
+      maxFanOut: z.int().positive().catch(DEFAULT_LIMITS.maxFanOut),
+    })
+    .catch(DEFAULT_LIMITS),
+  providers: z.array(ProviderSchema).catch([]),
+});
+export type Settings = z.infer<typeof SettingsSchema>;
+
+/** Settings from whatever a client sent: every missing or malformed value falls back to its default. */
+export function normalizeSettings(raw: unknown): Settings {
+  const object = raw !== null && typeof raw === 'object' ? raw : {};
+  return SettingsSchema.parse({ limits: {}, ...object });
+}
+
+/**
+ * The capabilities some configured provider offers, or undefined when one of them takes any capability (no list),
+ * in which case `unknown-capability` stays silent.
+ */
+export function knownCapabilities(providers: readonly ProviderConfig[]): readonly string[] | undefined {
+  if (providers.length === 0) return BUILTIN_CAPABILITIES;
+  const known = new Set<string>();
+  for (const provider of providers) {
+    const offered =
+      provider.transport === 'builtin' ? (provider.capabilities ?? BUILTIN_CAPABILITIES) : provider.capabilities;
+    if (offered === undefined) return undefined;
+    for (const capability of offered) known.add(capability);
+  }
+  return [...known];
+}

@@ -1,0 +1,170 @@
+// The built language server, over a real stdio connection: publishDiagnostics for fixtures and after edits.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Diagnostic } from 'vscode-languageserver-types';
+import { type LspSession, startLspSession } from '../support/lspHarness';
+
+const FIXTURES = join(__dirname, '../fixtures/diagnostics');
+
+interface Expected {
+  code: string;
+  severity: string;
+  line: number;
+  text: string;
+}
+const severityName = ['', 'error', 'warning', 'information'];
+
+/** A fixture's analysis options become the settings a client would send for them. */
+function settingsFor(name: string): unknown {
+  const file = join(FIXTURES, `${name}.options.json`);
+  if (!existsSync(file)) return {};
+  const options = JSON.parse(readFileSync(file, 'utf8')) as { limits?: unknown; knownCapabilities?: string[] };
+  return {
+    limits: options.limits ?? {},
+    providers:
+      options.knownCapabilities === undefined
+        ? []
+        : [{ id: 'p', transport: 'stdio', command: 'x', capabilities: options.knownCapabilities }],
+  };
+}
+
+function observed(text: string, uri: string, diagnostics: readonly Diagnostic[]): Expected[] {
+  const document = TextDocument.create(uri, 'acmp-dag', 1, text);
+  return diagnostics
+    .map((d) => ({
+      offset: document.offsetAt(d.range.start),
+      code: String(d.code),
+      severity: severityName[d.severity!]!,
+      line: d.range.start.line + 1,
+      text: text.slice(document.offsetAt(d.range.start), document.offsetAt(d.range.end)),
+    }))
+    .sort((a, b) => a.offset - b.offset)
+    .map(({ code, severity, line, text }) => ({ code, severity, line, text }));
+}
+
+const fixtureNames = existsSync(FIXTURES)
+  ? readdirSync(FIXTURES)
+      .filter((file) => file.endsWith('.acmp-dag.json'))
+      .map((file) => file.slice(0, -'.acmp-dag.json'.length))
+  : [];
+
+describe('language server over stdio: fixtures', () => {
+  const sessions = new Map<string, LspSession>();
+  const sessionFor = async (settings: unknown): Promise<LspSession> => {
+    const key = JSON.stringify(settings);
+    let session = sessions.get(key);
+    if (session === undefined) {
+      session = await startLspSession(settings);
+      sessions.set(key, session);
+    }
+    return session;
+  };
+  after(async () => {
+    for (const session of sessions.values()) await session.stop();
+  });
+
+  test('there are fixtures for every diagnostic code', () =>
+    assert.ok(fixtureNames.length >= 10, `found ${fixtureNames.length}`));
+
+  for (const name of fixtureNames) {
+    test(`publishes the expected diagnostics for ${name}`, async () => {
+      const file = join(FIXTURES, `${name}.acmp-dag.json`);
+      const text = readFileSync(file, 'utf8');
+      const expected = JSON.parse(readFileSync(join(FIXTURES, `${name}.expected.json`), 'utf8')) as Expected[];
+      const session = await sessionFor(settingsFor(name));
+      const uri = pathToFileURL(file).href;
+      const published = session.diagnostics(uri);
+      await session.open(uri, text);
+      const params = await published;
+      assert.deepEqual(observed(text, uri, params.diagnostics), expected);
+      for (const d of params.diagnostics) assert.equal(d.source, 'acmp-dag');
+      const closed = session.diagnostics(uri);
+      await session.close(uri);
+      assert.deepEqual((await closed).diagnostics, []);
+    });
+  }
+});
+
+describe('language server over stdio: editing', () => {
+  let session: LspSession;
+  before(async () => {
+    session = await startLspSession();
+  });
+  after(async () => session.stop());
+
+  const uri = 'file:///virtual/edit.acmp-dag.json';
+  const clean = JSON.stringify(
+    {
+      dag_id: 'dag_edit',
+      tasks: [
+        { task_id: 'task_a', capability: 'echo', input: { type: 'text', data: 'hi' } },
+        { task_id: 'task_b', capability: 'echo', input: { source: { from_task: 'task_a' } } },
+      ],
+      edges: [{ from: 'task_a', to: 'task_b' }],
+    },
+    null,
+    2,
+  );
+
+  test('diagnostics follow edits: a cycle appears, then goes away; the newest version wins', async () => {
+    const first = session.diagnostics(uri);
+    await session.open(uri, clean);
+    assert.deepEqual((await first).diagnostics, []);
+
+    const cyclic = clean.replace('"edges": [', '"edges": [\n    { "from": "task_b", "to": "task_a" },');
+    const withCycle = session.diagnostics(uri, (p) => p.version === 3);
+    // Two quick edits: only the last one's diagnostics may arrive, stamped with its version.
+    await session.change(uri, 2, cyclic.replace('task_b", "to"', 'task_q", "to"'));
+    await session.change(uri, 3, cyclic);
+    const params = await withCycle;
+    const codes = params.diagnostics.map((d) => d.code);
+    assert.deepEqual(codes, ['cycle', 'cycle']);
+    assert.match(params.diagnostics[0]!.message as string, /task_b → task_a → task_b|task_a → task_b → task_a/);
+
+    const fixed = session.diagnostics(uri, (p) => p.version === 4);
+    await session.change(uri, 4, clean);
+    assert.deepEqual((await fixed).diagnostics, []);
+    await session.close(uri);
+  });
+
+  test('broken JSON still gets one syntax diagnostic and the graph checks on what parsed', async () => {
+    const broken = clean.replace('"to": "task_b"', '"to": "task_zz"').replace(/}\s*$/, '');
+    const published = session.diagnostics('file:///virtual/broken.acmp-dag.json');
+    await session.open('file:///virtual/broken.acmp-dag.json', broken);
+    const codes = (await published).diagnostics.map((d) => d.code);
+    assert.ok(codes.includes('json-syntax'), codes.join());
+    assert.ok(codes.includes('dangling-edge'), codes.join());
+    assert.equal(codes.filter((c) => c === 'json-syntax').length, 1);
+  });
+});
+
+describe('language server over stdio: settings', () => {
+  test('limits and provider capabilities come from workspace/configuration', async () => {
+    const session = await startLspSession({
+      limits: { maxTasks: 1 },
+      providers: [{ id: 'p', transport: 'stdio', command: 'x', capabilities: ['text-split'] }],
+    });
+    const uri = 'file:///virtual/settings.acmp-dag.json';
+    const text = JSON.stringify({
+      dag_id: 'dag_s',
+      tasks: [
+        { task_id: 'task_a', capability: 'text-split', input: { type: 'text', data: 'x' } },
+        { task_id: 'task_b', capability: 'translate', input: { type: 'text', data: 'x' } },
+      ],
+      edges: [],
+    });
+    const published = session.diagnostics(uri);
+    await session.open(uri, text);
+    const diagnostics = (await published).diagnostics;
+    assert.deepEqual(
+      diagnostics.map((d) => d.code),
+      ['limit', 'unknown-capability'],
+    );
+    assert.match(diagnostics[1]!.message as string, /"translate"/);
+    await session.stop();
+  });
+});

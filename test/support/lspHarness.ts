@@ -1,0 +1,83 @@
+// Starts the built language server as a real process and talks LSP to it over stdio.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import {
+  type MessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  createMessageConnection,
+} from 'vscode-jsonrpc/node';
+import type { Diagnostic } from 'vscode-languageserver-types';
+
+export interface PublishDiagnosticsParams {
+  readonly uri: string;
+  readonly version?: number;
+  readonly diagnostics: Diagnostic[];
+}
+
+export const SERVER_BUNDLE = resolve(__dirname, '../../dist/server.js');
+
+export interface LspSession {
+  readonly connection: MessageConnection;
+  readonly process: ChildProcess;
+  /** Resolves with the next publishDiagnostics for `uri` that satisfies `accept`. */
+  diagnostics(uri: string, accept?: (params: PublishDiagnosticsParams) => boolean): Promise<PublishDiagnosticsParams>;
+  open(uri: string, text: string, version?: number): Promise<void>;
+  change(uri: string, version: number, text: string): Promise<void>;
+  close(uri: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startLspSession(configuration: unknown = {}): Promise<LspSession> {
+  const child = spawn(process.execPath, [SERVER_BUNDLE, '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const connection = createMessageConnection(
+    new StreamMessageReader(child.stdout),
+    new StreamMessageWriter(child.stdin),
+  );
+  const waiters: {
+    uri: string;
+    accept: (p: PublishDiagnosticsParams) => boolean;
+    resolve: (p: PublishDiagnosticsParams) => void;
+  }[] = [];
+  connection.onNotification('textDocument/publishDiagnostics', (params: PublishDiagnosticsParams) => {
+    for (const waiter of [...waiters]) {
+      if (waiter.uri === params.uri && waiter.accept(params)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(params);
+      }
+    }
+  });
+  connection.onRequest('workspace/configuration', (params: { items: unknown[] }) =>
+    params.items.map(() => configuration),
+  );
+  connection.listen();
+  await connection.sendRequest('initialize', {
+    processId: process.pid,
+    rootUri: null,
+    capabilities: { workspace: { configuration: true } },
+  });
+  await connection.sendNotification('initialized', {});
+
+  return {
+    connection,
+    process: child,
+    diagnostics: (uri, accept = () => true) => new Promise((resolve) => waiters.push({ uri, accept, resolve })),
+    open: (uri, text, version = 1) =>
+      connection.sendNotification('textDocument/didOpen', {
+        textDocument: { uri, languageId: 'acmp-dag', version, text },
+      }),
+    change: (uri, version, text) =>
+      connection.sendNotification('textDocument/didChange', {
+        textDocument: { uri, version },
+        contentChanges: [{ text }],
+      }),
+    close: (uri) => connection.sendNotification('textDocument/didClose', { textDocument: { uri } }),
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      await connection.sendRequest('shutdown');
+      await connection.sendNotification('exit');
+      await exited;
+      connection.dispose();
+    },
+  };
+}
