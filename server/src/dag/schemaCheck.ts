@@ -79,7 +79,7 @@ export function schemaDiagnostics(
     if (skip(path)) continue;
     const node = nodeAtPath(root, path);
     if (issue.code === 'invalid_union') {
-      for (const inner of unionBranch(issue, node === undefined ? undefined : valueOf(node)))
+      for (const inner of unionBranch(issue, node === undefined ? undefined : node.value))
         pending.push({ issue: inner, base: path });
       continue;
     }
@@ -96,12 +96,12 @@ export function schemaDiagnostics(
       path.length > 0 ? `"${String(path[path.length - 1])}" of ${describeObject(root, path.slice(0, -1))}` : 'The DAG';
     switch (issue.code) {
       case 'invalid_type':
-        onNode(node, `${name} must be ${expectedName(issue)}, not ${typeName(valueOf(node))}.`);
+        onNode(node, `${name} must be ${expectedName(issue)}, not ${typeName(node.value)}.`);
         break;
       case 'invalid_value':
         onNode(
           node,
-          `${name} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}; found ${JSON.stringify(valueOf(node))}.`,
+          `${name} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}; found ${JSON.stringify(node.value)}.`,
         );
         break;
       case 'too_small':
@@ -125,8 +125,7 @@ export function schemaDiagnostics(
         }
         break;
       default:
-        // The refinement on a literal input's `data` (undefined means absent) lands here with the node present
-        // only when it is not missing, which cannot be; any other issue gets zod's own words.
+        // Any other issue keeps zod's own words.
         onNode(node, `${name}: ${issue.message}.`);
     }
   }
@@ -135,8 +134,4 @@ export function schemaDiagnostics(
 
 function unknownKeyNode(node: ObjectNode, key: string): JsonNode | undefined {
   return node.properties.find((property) => property.key.value === key)?.key;
-}
-
-function valueOf(node: JsonNode): unknown {
-  return node.value;
 }
