@@ -30,12 +30,14 @@ for (const name of names) {
       seen.add(d.code);
     }
     assert.deepEqual(
-      diagnostics.map((d) => ({
-        code: d.code,
-        severity: d.severity,
-        line: document.positionAt(d.start).line + 1,
-        text: text.slice(d.start, d.end),
-      })),
+      [...diagnostics]
+        .sort((a, b) => a.start - b.start || a.end - b.end)
+        .map((d) => ({
+          code: d.code,
+          severity: d.severity,
+          line: document.positionAt(d.start).line + 1,
+          text: text.slice(d.start, d.end),
+        })),
       expected,
     );
   });

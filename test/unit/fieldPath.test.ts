@@ -24,6 +24,11 @@ test('rejected paths point at the offending character', () => {
   assert.equal(offsetOf('data.items[0'), 12);
   assert.equal(offsetOf('data..x'), 5);
   assert.equal(offsetOf('data x'), 4);
+  assert.equal(offsetOf(''), 0);
+  assert.equal(offsetOf('data.items[]'), 11);
+  assert.equal(offsetOf('data.items[0]x'), 13);
+  assert.equal(offsetOf('data.items[0]]'), 13);
+  assert.equal(offsetOf(' data'), 0);
 });
 
 test('resolution reads own properties only', () => {
@@ -34,4 +39,6 @@ test('resolution reads own properties only', () => {
     assert.equal(resolveFieldPath(output, ['data', inherited]).found, false, inherited);
   }
   assert.equal(resolveFieldPath(output, ['data', 'items', 'length']).found, false);
+  const parsed = JSON.parse('{"data":{"__proto__":{"x":1}}}') as unknown;
+  assert.deepEqual(resolveFieldPath(parsed, ['data', '__proto__', 'x']), { found: true, value: 1 });
 });
