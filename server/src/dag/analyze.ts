@@ -3,7 +3,7 @@ import { type AnalysisLimits, type CheckOptions, runChecks } from './checks';
 import type { DagDiagnostic } from './diagnostic';
 import { type JsonNode, parseJson } from './json';
 import { type DagModel, buildModel } from './model';
-import { schemaDiagnostics } from './schemaCheck';
+import { schemaDiagnostics, schemaProblems } from './schemaCheck';
 
 export interface AnalysisOptions {
   readonly limits?: Partial<AnalysisLimits>;
@@ -27,7 +27,10 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
     end: error.offset + error.length,
     message: error.message,
   }));
-  const model = buildModel(parsed.root);
+  // The plain value is only the schema validator's: taken from the document, it can be collected before the model
+  // is built.
+  const problems = schemaProblems(parsed.document.takeValue());
+  const model = buildModel(parsed);
   const checkOptions: CheckOptions = {
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     knownCapabilities: options.knownCapabilities,
@@ -40,7 +43,7 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
   diagnostics.push(
     ...schemaDiagnostics(
       parsed.root,
-      parsed.root?.value,
+      problems,
       (path) => path[0] === 'tasks' && path[2] === 'input' && shapeless.has(path[1] as number),
     ),
   );

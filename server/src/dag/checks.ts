@@ -2,8 +2,8 @@
 import type { DiagnosticCode, RelatedSpan, Severity } from './diagnostic';
 import { parseFieldPath } from './fieldPath';
 import { adjacency, bfsWithin, depths, stronglyConnectedComponents } from './graph';
-import { type JsonNode, type StringNode, propertyOf } from './json';
-import { type DagModel, type EdgeDeclaration, type TaskDeclaration, taskLabel } from './model';
+import type { JsonNode, StringNode } from './json';
+import { type DagModel, type EdgeDeclaration, type SourceForm, type TaskDeclaration, taskLabel } from './model';
 
 export interface AnalysisLimits {
   readonly maxTasks: number;
@@ -37,8 +37,9 @@ const quoted = (node: StringNode): string => JSON.stringify(node.value);
 export function runChecks(model: DagModel, options: CheckOptions, emit: Emit): void {
   checkIds(model, emit);
   for (const task of model.tasks) checkTaskShape(task, options, emit);
-  checkReferences(model, emit);
-  checkGraph(model, options.limits, emit);
+  const graph = resolveGraph(model, emit);
+  checkReferences(model, graph, emit);
+  checkGraph(model, graph, options.limits, emit);
 }
 
 function checkIds(model: DagModel, emit: Emit): void {
@@ -47,216 +48,143 @@ function checkIds(model: DagModel, emit: Emit): void {
     emit('id-format', 'information', dagId, `dag_id ${quoted(dagId)} is not of the form dag_<random> (Layer 2 §3).`);
   }
   for (const task of model.tasks) {
-    const idNode = task.idNode;
-    if (idNode === undefined) continue;
-    const first = model.taskById.get(idNode.value);
-    if (first !== undefined && first !== task) {
+    const id = task.id;
+    if (id === undefined) continue;
+    const first = model.taskById.get(id);
+    if (first !== task) {
       emit(
         'duplicate-task-id',
         'error',
-        idNode,
-        `Task id ${quoted(idNode)} is already declared by task #${first.index + 1}: task ids must be unique; rename this one.`,
-        first.idNode === undefined ? [] : [span(first.idNode, `first declaration of ${quoted(idNode)}`)],
+        task.idNode!,
+        `Task id ${JSON.stringify(id)} is already declared by task #${first!.index + 1}: task ids must be unique; rename this one.`,
+        [span(first!.idNode!, `first declaration of ${JSON.stringify(id)}`)],
       );
     }
-    if (!/^task_./.test(idNode.value)) {
+    if (!/^task_./.test(id)) {
       emit(
         'id-format',
         'information',
-        idNode,
-        `task_id ${quoted(idNode)} is not of the form task_<random> (Layer 2 §1).`,
+        task.idNode!,
+        `task_id ${JSON.stringify(id)} is not of the form task_<random> (Layer 2 §1).`,
       );
     }
-    const metadataDagId = task.metadataDagIdNode;
-    if (metadataDagId !== undefined && dagId !== undefined && metadataDagId.value !== dagId.value) {
+    if (task.metadataDagId !== undefined && dagId !== undefined && task.metadataDagId !== dagId.value) {
       emit(
         'metadata-dag-id',
         'warning',
-        metadataDagId,
-        `metadata.dag_id ${quoted(metadataDagId)} of task ${taskLabel(task)} differs from the file's dag_id ${quoted(dagId)}: make them equal or remove it.`,
+        task.metadataDagIdNode!,
+        `metadata.dag_id ${JSON.stringify(task.metadataDagId)} of task ${taskLabel(task)} differs from the file's dag_id ${quoted(dagId)}: make them equal or remove it.`,
         [span(dagId, "the file's dag_id")],
       );
     }
   }
 }
 
+const SOURCE_SHAPE_PROBLEMS: Partial<Record<SourceForm, string>> = {
+  both: 'has both "from_task" and "from_tasks": they are mutually exclusive; keep one.',
+  neither: 'names no upstream: add "from_task" (one task) or "from_tasks" (several).',
+  empty: 'has an empty "from_tasks": list at least one task id.',
+};
+
 function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit): void {
-  const label = taskLabel(task);
-  if (task.inputNode !== undefined) {
-    if (task.inputForm === 'both') {
+  if (task.inputForm === 'both') {
+    emit(
+      'input-shape',
+      'error',
+      task.inputNode!,
+      `The input of task ${taskLabel(task)} has both a literal form (type/data) and a source: keep one of them.`,
+    );
+  } else if (task.inputForm === 'neither') {
+    emit(
+      'input-shape',
+      'error',
+      task.inputNode!,
+      `The input of task ${taskLabel(task)} is empty: give it a literal {"type", "data"} or a {"source": {...}} reference.`,
+    );
+  }
+  const sourceProblem = SOURCE_SHAPE_PROBLEMS[task.sourceForm];
+  if (sourceProblem !== undefined) {
+    emit('source-shape', 'error', task.sourceNode!, `The source of task ${taskLabel(task)} ${sourceProblem}`);
+  }
+  if (task.field !== undefined) {
+    const parsed = parseFieldPath(task.field);
+    if (!parsed.ok) {
+      const field = task.fieldNode!;
+      // Point at the offending character when the string has no escapes (raw and decoded offsets agree).
+      const exact = field.length === field.value.length + 2;
+      const at = exact
+        ? { offset: field.offset + 1 + parsed.offset, length: Math.min(1, field.value.length - parsed.offset) }
+        : field;
       emit(
-        'input-shape',
+        'invalid-field-path',
         'error',
-        task.inputNode,
-        `The input of task ${label} has both a literal form (type/data) and a source: keep one of them.`,
+        at,
+        `Invalid field path ${quoted(field)} in task ${taskLabel(task)}: ${parsed.message}.`,
       );
-    } else if (task.inputForm === 'neither') {
+    }
+    if (task.sourceForm === 'many' || task.sourceForm === 'empty' || task.sourceForm === 'both') {
       emit(
-        'input-shape',
-        'error',
-        task.inputNode,
-        `The input of task ${label} is empty: give it a literal {"type", "data"} or a {"source": {...}} reference.`,
+        'from-tasks-field',
+        'warning',
+        task.fieldNode!,
+        `"field" with "from_tasks" in task ${taskLabel(task)} is not defined by Layer 2: this tool applies it to each referenced output, other orchestrators may not. Prefer a separate task per field.`,
       );
     }
   }
-  const source = task.sourceNode;
-  if (source !== undefined) {
-    const single = propertyOf(source, 'from_task');
-    const many = propertyOf(source, 'from_tasks');
-    if (single !== undefined && many !== undefined) {
-      emit(
-        'source-shape',
-        'error',
-        source,
-        `The source of task ${label} has both "from_task" and "from_tasks": they are mutually exclusive; keep one.`,
-      );
-    } else if (single === undefined && many === undefined) {
-      emit(
-        'source-shape',
-        'error',
-        source,
-        `The source of task ${label} names no upstream: add "from_task" (one task) or "from_tasks" (several).`,
-      );
-    } else if (many?.value?.kind === 'array' && many.value.items.length === 0) {
-      emit(
-        'source-shape',
-        'error',
-        source,
-        `The source of task ${label} has an empty "from_tasks": list at least one task id.`,
-      );
-    }
-    const field = task.fieldNode;
-    if (field !== undefined) {
-      const parsed = parseFieldPath(field.value);
-      if (!parsed.ok) {
-        // Point at the offending character when the string has no escapes (raw and decoded offsets agree).
-        const exact = field.length === field.value.length + 2;
-        const at = exact
-          ? { offset: field.offset + 1 + parsed.offset, length: Math.min(1, field.value.length - parsed.offset) }
-          : field;
-        emit(
-          'invalid-field-path',
-          'error',
-          at,
-          `Invalid field path ${quoted(field)} in task ${label}: ${parsed.message}.`,
-        );
-      }
-      if (many !== undefined) {
-        emit(
-          'from-tasks-field',
-          'warning',
-          field,
-          `"field" with "from_tasks" in task ${label} is not defined by Layer 2: this tool applies it to each referenced output, other orchestrators may not. Prefer a separate task per field.`,
-        );
-      }
-    }
-  }
+  if (options.knownCapabilities === undefined) return;
   const capability = task.capabilityNode;
-  if (
-    capability !== undefined &&
-    options.knownCapabilities !== undefined &&
-    !options.knownCapabilities.includes(capability.value)
-  ) {
+  if (capability !== undefined && !options.knownCapabilities.includes(capability.value)) {
     const known = options.knownCapabilities.length === 0 ? 'none' : options.knownCapabilities.join(', ');
     emit(
       'unknown-capability',
       'warning',
       capability,
-      `No configured provider offers capability ${quoted(capability)} (task ${label}); offered: ${known}. Add a provider for it to acmp.providers or fix the name.`,
+      `No configured provider offers capability ${quoted(capability)} (task ${taskLabel(task)}); offered: ${known}. Add a provider for it to acmp.providers or fix the name.`,
     );
   }
 }
 
-const pairKey = (from: string, to: string): string => `${from}\u0000${to}`;
-
-function checkReferences(model: DagModel, emit: Emit): void {
-  const edgePairs = new Set<string>();
-  for (const edge of model.edges) {
-    if (edge.fromNode !== undefined && edge.toNode !== undefined)
-      edgePairs.add(pairKey(edge.fromNode.value, edge.toNode.value));
-  }
-  for (const task of model.tasks) {
-    for (const reference of task.references) {
-      const upstream = model.taskById.get(reference.taskId);
-      if (upstream === undefined) {
-        emit(
-          'unknown-task',
-          'error',
-          reference.node,
-          `Task ${taskLabel(task)} references ${quoted(reference.node)} in ${reference.via}, but no task has that id.`,
-        );
-      } else if (task.id !== undefined && !edgePairs.has(pairKey(reference.taskId, task.id))) {
-        emit(
-          'missing-edge',
-          'error',
-          reference.node,
-          `Task ${taskLabel(task)} reads the output of ${quoted(reference.node)} but there is no edge {"from": ${quoted(reference.node)}, "to": "${task.id}"}: add it (Layer 2 §3).`,
-          upstream.idNode === undefined ? [] : [span(upstream.idNode, `task ${quoted(reference.node)}`)],
-        );
-      }
-    }
-  }
-  // A streamed edge cannot carry a sub-field (Layer 2 §5): warn on every reference through such an edge.
-  const streamed = new Map<string, EdgeDeclaration>();
-  for (const edge of model.edges) {
-    if (edge.streamEligible && edge.fromNode !== undefined && edge.toNode !== undefined) {
-      streamed.set(pairKey(edge.fromNode.value, edge.toNode.value), edge);
-    }
-  }
-  if (streamed.size === 0) return;
-  for (const task of model.tasks) {
-    const field = task.fieldNode;
-    if (field === undefined || field.value === 'data' || task.id === undefined) continue;
-    for (const reference of task.references) {
-      const edge = streamed.get(pairKey(reference.taskId, task.id));
-      if (edge === undefined) continue;
-      emit(
-        'stream-field',
-        'warning',
-        field,
-        `The edge ${quoted(reference.node)} → "${task.id}" is stream_eligible, but field ${quoted(field)} selects a sub-field: it will run non-streaming (Layer 2 §5). Remove the field (or use "data") or drop stream_eligible.`,
-        [span(edge.node, 'the stream_eligible edge')],
-      );
-      break;
-    }
-  }
+/**
+ * The edges between declared tasks, numbered: graph node n is `tasks[n]`. A later declaration of an id is a node
+ * without edges, since every edge resolves to an id's first declaration.
+ */
+interface TaskGraph {
+  readonly nodes: readonly TaskDeclaration[];
+  /** The graph node of the task that an id names; undefined when no task has that id. */
+  readonly nodeOf: (id: string) => number | undefined;
+  /** The first edge of each from → to pair, by `pair(from, to)`. */
+  readonly edgeByPair: ReadonlyMap<number, EdgeDeclaration>;
+  readonly pair: (from: number, to: number) => number;
+  /** One edge per distinct pair: `from[e]` → `to[e]`, declared by `edges[e]`. */
+  readonly from: readonly number[];
+  readonly to: readonly number[];
+  readonly edges: readonly EdgeDeclaration[];
 }
 
-/** Longest cycle text shown in full; longer ones are elided in the middle. */
-const MAX_CYCLE_SHOWN = 24;
-
-function checkGraph(model: DagModel, limits: AnalysisLimits, emit: Emit): void {
-  const nodes = [...model.taskById.values()];
-  const nodeIndex = new Map<string, number>();
-  nodes.forEach((task, i) => nodeIndex.set(task.id!, i));
+/** Numbers the tasks and edges, reporting dangling and duplicate edges on the way. */
+function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
+  const nodes = model.tasks;
+  const nodeOf = (id: string): number | undefined => model.taskById.get(id)?.index;
+  const pair = (from: number, to: number): number => from * nodes.length + to;
 
   const from: number[] = [];
   const to: number[] = [];
-  const graphEdges: EdgeDeclaration[] = [];
+  const edges: EdgeDeclaration[] = [];
   const edgeByPair = new Map<number, EdgeDeclaration>();
   for (const edge of model.edges) {
-    for (const end of [edge.fromNode, edge.toNode]) {
-      if (end !== undefined && !nodeIndex.has(end.value)) {
-        const side = end === edge.fromNode ? 'from' : 'to';
-        emit(
-          'dangling-edge',
-          'error',
-          end,
-          `Edge #${edge.index + 1} "${side}" names ${quoted(end)}, but no task has that id: fix the id or remove the edge.`,
-        );
-      }
-    }
-    const source = edge.fromNode === undefined ? undefined : nodeIndex.get(edge.fromNode.value);
-    const target = edge.toNode === undefined ? undefined : nodeIndex.get(edge.toNode.value);
+    const source = edge.from === undefined ? undefined : nodeOf(edge.from);
+    const target = edge.to === undefined ? undefined : nodeOf(edge.to);
+    if (edge.from !== undefined && source === undefined) reportDangling(edge, 'from', edge.fromNode!, emit);
+    if (edge.to !== undefined && target === undefined) reportDangling(edge, 'to', edge.toNode!, emit);
     if (source === undefined || target === undefined) continue;
-    const key = source * nodes.length + target;
+    const key = pair(source, target);
     const first = edgeByPair.get(key);
     if (first !== undefined) {
       emit(
         'duplicate-edge',
         'warning',
         edge.node,
-        `Edge ${quoted(edge.fromNode!)} → ${quoted(edge.toNode!)} is declared twice (also edge #${first.index + 1}): remove this one.`,
+        `Edge ${JSON.stringify(edge.from)} → ${JSON.stringify(edge.to)} is declared twice (also edge #${first.index + 1}): remove this one.`,
         [span(first.node, 'the first declaration')],
       );
       continue;
@@ -264,9 +192,74 @@ function checkGraph(model: DagModel, limits: AnalysisLimits, emit: Emit): void {
     edgeByPair.set(key, edge);
     from.push(source);
     to.push(target);
-    graphEdges.push(edge);
+    edges.push(edge);
   }
+  return { nodes, nodeOf, edgeByPair, pair, from, to, edges };
+}
 
+function reportDangling(edge: EdgeDeclaration, side: 'from' | 'to', end: StringNode, emit: Emit): void {
+  emit(
+    'dangling-edge',
+    'error',
+    end,
+    `Edge #${edge.index + 1} "${side}" names ${quoted(end)}, but no task has that id: fix the id or remove the edge.`,
+  );
+}
+
+function checkReferences(model: DagModel, graph: TaskGraph, emit: Emit): void {
+  // A streamed edge cannot carry a sub-field (Layer 2 §5): warn on every reference through such an edge.
+  const streamed = new Map<number, EdgeDeclaration>();
+  for (const edge of model.edges) {
+    const source = edge.streamEligible && edge.from !== undefined ? graph.nodeOf(edge.from) : undefined;
+    const target = source !== undefined && edge.to !== undefined ? graph.nodeOf(edge.to) : undefined;
+    if (source !== undefined && target !== undefined) streamed.set(graph.pair(source, target), edge);
+  }
+  for (const task of model.tasks) {
+    const target = task.id === undefined ? undefined : graph.nodeOf(task.id);
+    let streamWarned = false;
+    for (const reference of task.references) {
+      const upstream = graph.nodeOf(reference.taskId);
+      if (upstream === undefined) {
+        emit(
+          'unknown-task',
+          'error',
+          reference.node,
+          `Task ${taskLabel(task)} references ${quoted(reference.node)} in ${reference.via}, but no task has that id.`,
+        );
+        continue;
+      }
+      if (target === undefined) continue;
+      const key = graph.pair(upstream, target);
+      if (!graph.edgeByPair.has(key)) {
+        emit(
+          'missing-edge',
+          'error',
+          reference.node,
+          `Task ${taskLabel(task)} reads the output of ${quoted(reference.node)} but there is no edge {"from": ${quoted(reference.node)}, "to": "${task.id}"}: add it (Layer 2 §3).`,
+          [span(graph.nodes[upstream]!.idNode!, `task ${quoted(reference.node)}`)],
+        );
+      }
+      const edge = streamed.get(key);
+      if (edge !== undefined && !streamWarned && task.field !== undefined && task.field !== 'data') {
+        streamWarned = true;
+        const field = task.fieldNode!;
+        emit(
+          'stream-field',
+          'warning',
+          field,
+          `The edge ${quoted(reference.node)} → "${task.id}" is stream_eligible, but field ${quoted(field)} selects a sub-field: it will run non-streaming (Layer 2 §5). Remove the field (or use "data") or drop stream_eligible.`,
+          [span(edge.node, 'the stream_eligible edge')],
+        );
+      }
+    }
+  }
+}
+
+/** Longest cycle text shown in full; longer ones are elided in the middle. */
+const MAX_CYCLE_SHOWN = 24;
+
+function checkGraph(model: DagModel, taskGraph: TaskGraph, limits: AnalysisLimits, emit: Emit): void {
+  const { nodes, from, to, edges: graphEdges } = taskGraph;
   const graph = adjacency(nodes.length, from, to);
   const component = stronglyConnectedComponents(graph);
   const componentSize = new Int32Array(nodes.length);
@@ -282,7 +275,8 @@ function checkGraph(model: DagModel, limits: AnalysisLimits, emit: Emit): void {
     const backDistance = new Int32Array(nodes.length).fill(-1);
     const rootOf = new Int32Array(nodes.length).fill(-1);
     const name = (n: number): string => nodes[n]!.id!;
-    const edgeBetween = (a: number, b: number): EdgeDeclaration | undefined => edgeByPair.get(a * nodes.length + b);
+    const edgeBetween = (a: number, b: number): EdgeDeclaration | undefined =>
+      taskGraph.edgeByPair.get(taskGraph.pair(a, b));
 
     for (let e = 0; e < graphEdges.length; e++) {
       if (!cyclic(e)) continue;

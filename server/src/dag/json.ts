@@ -1,5 +1,9 @@
-// An iterative JSON parser on jsonc-parser's scanner: it keeps every offset, builds the plain value alongside the
-// tree, recovers from errors with one diagnostic per fault, and never recurses, so nesting depth is unbounded.
+// The JSON syntax tree of a DAG file. It is kept as a flat tape (typed arrays in document order) and its nodes are
+// made on demand, so a 100,000-task file costs a few arrays instead of millions of long-lived objects (measured:
+// garbage collection of an object per token was most of the analysis time). Valid text takes the fast path: the
+// native JSON.parse checks it and makes the plain value, then one linear pass records the offsets. Any other text
+// goes through the recovering parser on jsonc-parser's scanner, one diagnostic per fault. Nothing recurses, so
+// nesting depth is unbounded.
 import { createScanner, ScanError, SyntaxKind } from 'jsonc-parser';
 
 export interface StringNode {
@@ -16,24 +20,8 @@ export interface ScalarNode {
 }
 export interface PropertyNode {
   readonly key: StringNode;
-  value: JsonNode | undefined;
-}
-export interface ObjectNode {
-  readonly kind: 'object';
-  readonly offset: number;
-  length: number;
-  readonly properties: PropertyNode[];
-  /** False when the closing brace is missing: its required properties may simply not have been typed yet. */
-  closed: boolean;
-  readonly value: Record<string, unknown>;
-}
-export interface ArrayNode {
-  readonly kind: 'array';
-  readonly offset: number;
-  length: number;
-  readonly items: JsonNode[];
-  closed: boolean;
-  readonly value: unknown[];
+  /** Undefined when the text has a key but no value yet. */
+  readonly value: JsonNode | undefined;
 }
 export type JsonNode = StringNode | ScalarNode | ObjectNode | ArrayNode;
 
@@ -44,21 +32,341 @@ export interface SyntaxError {
 }
 
 export interface ParsedJson {
+  readonly document: JsonDocument;
+  /** The node of entry 0, the top-level value. */
   readonly root: JsonNode | undefined;
   readonly errors: readonly SyntaxError[];
 }
 
-/** The value of the last property named `key` (JSON.parse semantics for duplicate keys). */
-export function propertyOf(node: ObjectNode, key: string): PropertyNode | undefined {
-  for (let i = node.properties.length - 1; i >= 0; i--) {
-    const property = node.properties[i]!;
-    if (property.key.value === key) return property;
+/** `JsonDocument.pick`'s answers for a key that is not there and for a key without a value yet. */
+export const ABSENT = -1;
+export const NO_VALUE = -2;
+
+// An entry's kind, in the low bits, and its flags.
+const OBJECT = 0;
+const ARRAY = 1;
+const STRING = 2;
+const NUMBER = 3;
+const TRUE = 4;
+const FALSE = 5;
+const NULL = 6;
+const KIND = 7;
+const KIND_NAMES: readonly JsonNode['kind'][] = ['object', 'array', 'string', 'number', 'boolean', 'boolean', 'null'];
+const KEY = 8;
+/** The closing brace or bracket is there. */
+const CLOSED = 16;
+/** A value where a key belongs (broken text): kept for its extent, belongs to no property. */
+const STRAY = 32;
+/** A string whose value is not its raw text between the quotes (escapes, or unterminated). */
+const DECODED = 64;
+
+/**
+ * The parsed text as entries in document order: each container is followed by its subtree, each key by its value.
+ * An entry is a number; `node(entry)` makes (once) the node of an entry. The model reads entries directly, so that a
+ * large file's model makes nodes only where a diagnostic or a feature asks for one.
+ */
+export class JsonDocument {
+  kinds: Uint8Array;
+  offsets: Int32Array;
+  lengths: Int32Array;
+  /** One past the last entry of the subtree. */
+  ends: Int32Array;
+  count = 0;
+  readonly decoded = new Map<number, string>();
+  /** JSON.parse's value of the whole text, when it took the fast path, until taken. */
+  private parsedValue: { readonly value: unknown } | undefined;
+  /** The nodes made so far (few, unless a feature walks the whole tree). */
+  private readonly nodes = new Map<number, JsonNode>();
+  private picked = new Int32Array(8);
+
+  constructor(readonly text: string) {
+    const capacity = (text.length >> 4) + 16;
+    this.kinds = new Uint8Array(capacity);
+    this.offsets = new Int32Array(capacity);
+    this.lengths = new Int32Array(capacity);
+    this.ends = new Int32Array(capacity);
   }
-  return undefined;
+
+  add(kind: number, offset: number, length: number): number {
+    if (this.count === this.kinds.length) this.grow();
+    const index = this.count++;
+    this.kinds[index] = kind;
+    this.offsets[index] = offset;
+    this.lengths[index] = length;
+    this.ends[index] = index + 1;
+    return index;
+  }
+
+  /** Ends a container at `endOffset`: its subtree is every entry added since it opened. */
+  close(index: number, endOffset: number, closed: boolean): void {
+    this.lengths[index] = endOffset - this.offsets[index]!;
+    this.ends[index] = this.count;
+    if (closed) this.kinds[index]! |= CLOSED;
+  }
+
+  private grow(): void {
+    const capacity = this.kinds.length * 2;
+    const kinds = new Uint8Array(capacity);
+    kinds.set(this.kinds);
+    this.kinds = kinds;
+    for (const name of ['offsets', 'lengths', 'ends'] as const) {
+      const grown = new Int32Array(capacity);
+      grown.set(this[name]);
+      this[name] = grown;
+    }
+  }
+
+  /** The value of a string entry. */
+  stringAt(index: number): string {
+    if (this.kinds[index]! & DECODED) return this.decoded.get(index)!;
+    const offset = this.offsets[index]!;
+    return this.text.slice(offset + 1, offset + this.lengths[index]! - 1);
+  }
+
+  keyEquals(index: number, key: string): boolean {
+    if (this.kinds[index]! & DECODED) return this.decoded.get(index) === key;
+    return this.lengths[index] === key.length + 2 && this.text.startsWith(key, this.offsets[index]! + 1);
+  }
+
+  /** The entry of the value that follows the key at `keyIndex` inside a container ending at `stop`, or -1. */
+  valueAfter(keyIndex: number, stop: number): number {
+    const next = keyIndex + 1;
+    return next < stop && (this.kinds[next]! & (KEY | STRAY)) === 0 ? next : -1;
+  }
+
+  kindOf(index: number): JsonNode['kind'] {
+    return KIND_NAMES[this.kinds[index]! & KIND]!;
+  }
+
+  /** The entries of an array's elements. */
+  elements(index: number): number[] {
+    const stop = this.ends[index]!;
+    let count = 0;
+    for (let element = index + 1; element < stop; element = this.ends[element]!) count++;
+    // Sized once: most arrays here are short, and growing by push would reserve room for seventeen.
+    const elements = new Array<number>(count);
+    count = 0;
+    for (let element = index + 1; element < stop; element = this.ends[element]!) elements[count++] = element;
+    return elements;
+  }
+
+  /**
+   * The value entries of several properties of an object, in one pass, in the order of `keys` (the last of duplicate
+   * keys wins): ABSENT where a key is not there, NO_VALUE where it is there without a value yet. The answer is a
+   * buffer that the next call overwrites (the model reads tens of thousands of objects): read it at once.
+   */
+  pick(index: number, keys: readonly string[]): Int32Array {
+    if (this.picked.length < keys.length) this.picked = new Int32Array(keys.length);
+    const found = this.picked;
+    found.fill(ABSENT, 0, keys.length);
+    const stop = this.ends[index]!;
+    for (let key = this.skipStrays(index + 1, stop); key !== -1; key = this.nextKey(key, stop)) {
+      for (let k = 0; k < keys.length; k++) {
+        if (this.keyEquals(key, keys[k]!)) {
+          const value = this.valueAfter(key, stop);
+          found[k] = value === -1 ? NO_VALUE : value;
+        }
+      }
+    }
+    return found;
+  }
+
+  /** The key entry after the property whose key is at `key`, inside an object ending at `stop`, or -1. */
+  nextKey(key: number, stop: number): number {
+    const value = this.valueAfter(key, stop);
+    return this.skipStrays(value === -1 ? key + 1 : this.ends[value]!, stop);
+  }
+
+  /** The first key entry at or after `index` inside an object ending at `stop`, or -1. */
+  skipStrays(index: number, stop: number): number {
+    while (index < stop && this.kinds[index]! & STRAY) index = this.ends[index]!;
+    return index < stop ? index : -1;
+  }
+
+  node(index: number): JsonNode {
+    const made = this.nodes.get(index);
+    if (made !== undefined) return made;
+    const offset = this.offsets[index]!;
+    const length = this.lengths[index]!;
+    let node: JsonNode;
+    switch (this.kinds[index]! & KIND) {
+      case OBJECT:
+        node = new ObjectNode(this, index);
+        break;
+      case ARRAY:
+        node = new ArrayNode(this, index);
+        break;
+      case STRING:
+        node = { kind: 'string', offset, length, value: this.stringAt(index) };
+        break;
+      case NUMBER:
+        node = { kind: 'number', offset, length, value: Number(this.text.slice(offset, offset + length)) };
+        break;
+      case NULL:
+        node = { kind: 'null', offset, length, value: null };
+        break;
+      default:
+        node = { kind: 'boolean', offset, length, value: (this.kinds[index]! & KIND) === TRUE };
+    }
+    this.nodes.set(index, node);
+    return node;
+  }
+
+  setParsedValue(value: unknown): void {
+    this.parsedValue = { value };
+  }
+
+  /**
+   * The plain value of the whole text: JSON.parse's, handed over once so that the caller decides how long it lives
+   * (at 10,000 tasks, keeping it alive while the model was built cost a tenth of the analysis in collector copying),
+   * or else made from the entries.
+   */
+  takeValue(): unknown {
+    const parsed = this.parsedValue;
+    this.parsedValue = undefined;
+    return parsed !== undefined ? parsed.value : this.count === 0 ? undefined : this.value(0);
+  }
+
+  /** The plain value of an entry's subtree (JSON.parse semantics: the last of duplicate keys wins). */
+  value(start: number): unknown {
+    const kind = this.kinds[start]! & KIND;
+    if (kind !== OBJECT && kind !== ARRAY) return this.node(start).value;
+    const result: unknown = kind === OBJECT ? {} : [];
+    const open: { value: Record<string, unknown> | unknown[]; end: number }[] = [
+      { value: result as Record<string, unknown> | unknown[], end: this.ends[start]! },
+    ];
+    for (let index = start + 1; index < this.ends[start]!;) {
+      while (index >= open[open.length - 1]!.end) open.pop();
+      const container = open[open.length - 1]!;
+      const flags = this.kinds[index]!;
+      if (flags & STRAY) {
+        index = this.ends[index]!;
+        continue;
+      }
+      let key: string | undefined;
+      if (flags & KEY) {
+        key = this.stringAt(index);
+        const valueIndex = this.valueAfter(index, container.end);
+        if (valueIndex === -1) {
+          index++;
+          continue;
+        }
+        index = valueIndex;
+      }
+      const valueKind = this.kinds[index]! & KIND;
+      const value: unknown = valueKind === OBJECT ? {} : valueKind === ARRAY ? [] : this.node(index).value;
+      if (Array.isArray(container.value)) container.value.push(value);
+      else setMember(container.value, key!, value);
+      if (valueKind === OBJECT || valueKind === ARRAY) {
+        open.push({ value: value as Record<string, unknown> | unknown[], end: this.ends[index]! });
+      }
+      index++;
+    }
+    return result;
+  }
+}
+
+/** Own-property assignment: a "__proto__" key must become data, never the object's prototype. */
+function setMember(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else target[key] = value;
+}
+
+abstract class ContainerNode {
+  readonly offset: number;
+  readonly length: number;
+  /** False when the closing brace or bracket is missing: its required properties may simply not be typed yet. */
+  readonly closed: boolean;
+  private plain: unknown = undefined;
+
+  constructor(
+    protected readonly document: JsonDocument,
+    protected readonly index: number,
+  ) {
+    this.offset = document.offsets[index]!;
+    this.length = document.lengths[index]!;
+    this.closed = (document.kinds[index]! & CLOSED) !== 0;
+  }
+
+  protected plainValue(): unknown {
+    this.plain ??= this.document.value(this.index);
+    return this.plain;
+  }
+}
+
+export class ObjectNode extends ContainerNode {
+  readonly kind = 'object';
+  private members: PropertyNode[] | undefined;
+
+  get value(): Record<string, unknown> {
+    return this.plainValue() as Record<string, unknown>;
+  }
+
+  /** Every property in text order, duplicates included. */
+  get properties(): readonly PropertyNode[] {
+    if (this.members === undefined) {
+      const members: PropertyNode[] = [];
+      const stop = this.document.ends[this.index]!;
+      for (let keyIndex = this.firstKey(); keyIndex !== -1; keyIndex = this.nextKey(keyIndex)) {
+        const valueIndex = this.document.valueAfter(keyIndex, stop);
+        members.push({
+          key: this.document.node(keyIndex) as StringNode,
+          value: valueIndex === -1 ? undefined : this.document.node(valueIndex),
+        });
+      }
+      this.members = members;
+    }
+    return this.members;
+  }
+
+  /** Whether a property named `key` is there, with a value or not yet. */
+  has(key: string): boolean {
+    return this.find(key) !== -1;
+  }
+
+  /** The value of the last property named `key` (JSON.parse semantics for duplicate keys); makes no other node. */
+  get(key: string): JsonNode | undefined {
+    const keyIndex = this.find(key);
+    if (keyIndex === -1) return undefined;
+    const valueIndex = this.document.valueAfter(keyIndex, this.document.ends[this.index]!);
+    return valueIndex === -1 ? undefined : this.document.node(valueIndex);
+  }
+
+  /** The entry of the last key named `key`, or -1. */
+  private find(key: string): number {
+    let found = -1;
+    for (let index = this.firstKey(); index !== -1; index = this.nextKey(index)) {
+      if (this.document.keyEquals(index, key)) found = index;
+    }
+    return found;
+  }
+
+  private firstKey(): number {
+    return this.document.skipStrays(this.index + 1, this.document.ends[this.index]!);
+  }
+
+  private nextKey(keyIndex: number): number {
+    return this.document.nextKey(keyIndex, this.document.ends[this.index]!);
+  }
+}
+
+export class ArrayNode extends ContainerNode {
+  readonly kind = 'array';
+  private elementNodes: JsonNode[] | undefined;
+
+  get value(): unknown[] {
+    return this.plainValue() as unknown[];
+  }
+
+  get items(): readonly JsonNode[] {
+    this.elementNodes ??= this.document.elements(this.index).map((element) => this.document.node(element));
+    return this.elementNodes;
+  }
 }
 
 export function childOf(node: JsonNode | undefined, segment: PropertyKey): JsonNode | undefined {
-  if (node?.kind === 'object' && typeof segment === 'string') return propertyOf(node, segment)?.value;
+  if (node?.kind === 'object' && typeof segment === 'string') return node.get(segment);
   if (node?.kind === 'array' && typeof segment === 'number') return node.items[segment];
   return undefined;
 }
@@ -69,12 +377,93 @@ export function nodeAtPath(root: JsonNode | undefined, path: readonly PropertyKe
   return node;
 }
 
-/** Own-property assignment: a "__proto__" key must become data, never the object's prototype. */
-function setMember(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__')
-    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
-  else target[key] = value;
+export function parseJson(text: string): ParsedJson {
+  const document = new JsonDocument(text);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    const errors = parseRecovering(text, document);
+    return { document, root: document.count === 0 ? undefined : document.node(0), errors };
+  }
+  document.setParsedValue(value);
+  // Passed in rather than searched inside: there, V8's optimised loop ran a hundred times slower (node 20).
+  indexValid(text, document, text.indexOf('\\'));
+  return { document, root: document.node(0), errors: [] };
 }
+
+/** Records the entries of text that JSON.parse accepted, so no check is needed here. */
+function indexValid(text: string, document: JsonDocument, firstBackslash: number): void {
+  const open: number[] = [];
+  let expectKey = false;
+  let backslash = firstBackslash;
+  for (let i = 0; i < text.length;) {
+    const c = text.charCodeAt(i);
+    switch (c) {
+      case 0x20: // space
+      case 0x0a: // \n
+      case 0x0d: // \r
+      case 0x09: // \t
+      case 0x3a: // :
+        i++;
+        continue;
+      case 0x2c: // ,
+        expectKey = (document.kinds[open[open.length - 1]!]! & KIND) === OBJECT;
+        i++;
+        continue;
+      case 0x7b: // {
+      case 0x5b: // [
+        open.push(document.add(c === 0x7b ? OBJECT : ARRAY, i, 1));
+        expectKey = c === 0x7b;
+        i++;
+        continue;
+      case 0x7d: // }
+      case 0x5d: // ]
+        document.close(open.pop()!, i + 1, true);
+        expectKey = false;
+        i++;
+        continue;
+      case 0x22: {
+        // "
+        let end = text.indexOf('"', i + 1);
+        let flags = expectKey ? STRING | KEY : STRING;
+        if (backslash !== -1 && backslash < end) {
+          // Backslashes occur only inside strings, so the first one ahead says whether this string has escapes.
+          end = i + 1;
+          for (let ch = text.charCodeAt(end); ch !== 0x22; ch = text.charCodeAt(end)) end += ch === 0x5c ? 2 : 1;
+          backslash = text.indexOf('\\', end);
+          flags |= DECODED;
+        }
+        const index = document.add(flags, i, end + 1 - i);
+        if (flags & DECODED) document.decoded.set(index, JSON.parse(text.slice(i, end + 1)) as string);
+        expectKey = false;
+        i = end + 1;
+        continue;
+      }
+      case 0x74: // t
+        document.add(TRUE, i, 4);
+        i += 4;
+        continue;
+      case 0x66: // f
+        document.add(FALSE, i, 5);
+        i += 5;
+        continue;
+      case 0x6e: // n
+        document.add(NULL, i, 4);
+        i += 4;
+        continue;
+      default: {
+        let end = i + 1;
+        for (let ch = text.charCodeAt(end); isNumberChar(ch); ch = text.charCodeAt(end)) end++;
+        document.add(NUMBER, i, end - i);
+        i = end;
+      }
+    }
+  }
+}
+
+const isNumberChar = (ch: number): boolean =>
+  (ch >= 0x30 && ch <= 0x39) || ch === 0x2e || ch === 0x65 || ch === 0x45 || ch === 0x2b || ch === 0x2d;
 
 const scanErrorMessages: Record<number, string> = {
   [ScanError.UnexpectedEndOfComment]: 'Unterminated comment (comments are not allowed in JSON)',
@@ -88,10 +477,11 @@ const scanErrorMessages: Record<number, string> = {
 type ObjectState = 'firstKey' | 'key' | 'colon' | 'value' | 'commaOrEnd';
 type ArrayState = 'firstValue' | 'value' | 'commaOrEnd';
 type Frame =
-  | { readonly node: ObjectNode; state: ObjectState; property: PropertyNode | undefined }
-  | { readonly node: ArrayNode; state: ArrayState };
+  | { readonly index: number; readonly kind: 'object'; state: ObjectState }
+  | { readonly index: number; readonly kind: 'array'; state: ArrayState };
 
-export function parseJson(text: string): ParsedJson {
+/** Parses any text into the document, recovering from every error; returns the syntax errors. */
+function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
   // Without a '/' there can be no comment, and the scanner may skip all trivia itself (much faster).
   const scanner = createScanner(text, !text.includes('/'));
   const errors: SyntaxError[] = [];
@@ -143,41 +533,47 @@ export function parseJson(text: string): ParsedJson {
   const stack: Frame[] = [];
   // Where the last comma stood, so that a trailing comma is reported on itself.
   let commaOffset = 0;
-  let root: JsonNode | undefined;
+  let hasRoot = false;
 
-  /** Parses the value that starts at the current token: scalars return at once, containers push a frame. */
-  const startValue = (): JsonNode | undefined => {
+  /** Adds the value that starts at the current token (a container also opens a frame); -1 when none starts. */
+  const startValue = (flags = 0): number => {
     const offset = tokenOffset();
     const length = tokenLength();
+    let index: number;
     switch (token) {
-      case SyntaxKind.OpenBraceToken: {
-        accept();
-        const node: ObjectNode = { kind: 'object', offset, length: 1, properties: [], closed: false, value: {} };
-        stack.push({ node, state: 'firstKey', property: undefined });
-        return node;
+      case SyntaxKind.OpenBraceToken:
+        index = document.add(OBJECT | flags, offset, 1);
+        stack.push({ index, kind: 'object', state: 'firstKey' });
+        break;
+      case SyntaxKind.OpenBracketToken:
+        index = document.add(ARRAY | flags, offset, 1);
+        stack.push({ index, kind: 'array', state: 'firstValue' });
+        break;
+      case SyntaxKind.StringLiteral: {
+        const value = scanner.getTokenValue();
+        const raw = length >= 2 && text.charCodeAt(offset + length - 1) === 0x22;
+        const decoded = !raw || text.slice(offset + 1, offset + length - 1) !== value;
+        index = document.add(STRING | flags | (decoded ? DECODED : 0), offset, length);
+        if (decoded) document.decoded.set(index, value);
+        break;
       }
-      case SyntaxKind.OpenBracketToken: {
-        accept();
-        const node: ArrayNode = { kind: 'array', offset, length: 1, items: [], closed: false, value: [] };
-        stack.push({ node, state: 'firstValue' });
-        return node;
-      }
-      case SyntaxKind.StringLiteral:
-        accept();
-        return { kind: 'string', offset, length, value: scanner.getTokenValue() };
       case SyntaxKind.NumericLiteral:
-        accept();
-        return { kind: 'number', offset, length, value: Number(scanner.getTokenValue()) };
+        index = document.add(NUMBER | flags, offset, length);
+        break;
       case SyntaxKind.TrueKeyword:
+        index = document.add(TRUE | flags, offset, length);
+        break;
       case SyntaxKind.FalseKeyword:
-        accept();
-        return { kind: 'boolean', offset, length, value: token === SyntaxKind.TrueKeyword };
+        index = document.add(FALSE | flags, offset, length);
+        break;
       case SyntaxKind.NullKeyword:
-        accept();
-        return { kind: 'null', offset, length, value: null };
+        index = document.add(NULL | flags, offset, length);
+        break;
       default:
-        return undefined;
+        return -1;
     }
+    accept();
+    return index;
   };
   const isValueStart = (): boolean =>
     token === SyntaxKind.OpenBraceToken ||
@@ -190,8 +586,7 @@ export function parseJson(text: string): ParsedJson {
 
   const close = (): void => {
     const frame = stack.pop()!;
-    frame.node.closed = true;
-    frame.node.length = tokenOffset() + tokenLength() - frame.node.offset;
+    document.close(frame.index, tokenOffset() + tokenLength(), true);
     accept();
   };
 
@@ -203,10 +598,10 @@ export function parseJson(text: string): ParsedJson {
     const frame = stack[stack.length - 1];
     if (frame === undefined) {
       if (token === SyntaxKind.EOF) {
-        if (root === undefined) report(0, 0, 'Expected a JSON object with "dag_id", "tasks" and "edges"');
+        if (!hasRoot) report(0, 0, 'Expected a JSON object with "dag_id", "tasks" and "edges"');
         break;
       }
-      if (root !== undefined) {
+      if (hasRoot) {
         report(
           tokenOffset(),
           text.length - tokenOffset(),
@@ -214,51 +609,45 @@ export function parseJson(text: string): ParsedJson {
         );
         break;
       }
-      const value = startValue();
-      if (value === undefined) report(tokenOffset(), tokenLength(), `Value expected, found ${describe()}`);
-      else root = value;
+      if (startValue() === -1) report(tokenOffset(), tokenLength(), `Value expected, found ${describe()}`);
+      else hasRoot = true;
       next();
       continue;
     }
 
     if (token === SyntaxKind.EOF) {
-      const opener = frame.node.kind === 'object' ? "'}'" : "']'";
+      const opener = frame.kind === 'object' ? "'}'" : "']'";
       report(
         text.length,
         0,
-        `Unexpected end of file: expected ${opener} to close the ${frame.node.kind} opened at offset ${frame.node.offset}`,
+        `Unexpected end of file: expected ${opener} to close the ${frame.kind} opened at offset ${document.offsets[frame.index]}`,
       );
-      // Every open container ends here, unclosed.
-      for (const open of stack) open.node.length = text.length - open.node.offset;
-      stack.length = 0;
+      // Every open container ends here, unclosed, innermost first.
+      while (stack.length > 0) document.close(stack.pop()!.index, text.length, false);
       continue;
     }
 
-    if (frame.node.kind === 'object') {
-      const objectFrame = frame as Extract<Frame, { node: ObjectNode }>;
-      const object = objectFrame.node;
-      switch (objectFrame.state) {
+    if (frame.kind === 'object') {
+      switch (frame.state) {
         case 'firstKey':
         case 'key':
           if (token === SyntaxKind.StringLiteral) {
-            const key = startValue() as StringNode;
-            objectFrame.property = { key, value: undefined };
-            object.properties.push(objectFrame.property);
-            objectFrame.state = 'colon';
+            startValue(KEY);
+            frame.state = 'colon';
             next();
           } else if (token === SyntaxKind.CloseBraceToken) {
-            if (objectFrame.state === 'key') report(commaOffset, 1, 'Trailing comma: remove it (JSON allows none)');
+            if (frame.state === 'key') report(commaOffset, 1, 'Trailing comma: remove it (JSON allows none)');
             close();
             next();
           } else {
             report(tokenOffset(), tokenLength(), `Property name expected, found ${describe()}`);
-            if (token === SyntaxKind.CommaToken) objectFrame.state = 'key';
+            if (token === SyntaxKind.CommaToken) frame.state = 'key';
             else if (token === SyntaxKind.CloseBracketToken) {
               close();
             } else if (isValueStart()) {
               // A value where a key belongs: skip it as a whole.
-              startValue();
-              objectFrame.state = 'commaOrEnd';
+              startValue(STRAY);
+              frame.state = 'commaOrEnd';
             }
             next();
           }
@@ -266,47 +655,43 @@ export function parseJson(text: string): ParsedJson {
         case 'colon':
           if (token === SyntaxKind.ColonToken) {
             accept();
-            objectFrame.state = 'value';
+            frame.state = 'value';
             next();
           } else {
             report(tokenOffset(), tokenLength(), `Colon expected after property name, found ${describe()}`);
-            if (isValueStart()) objectFrame.state = 'value';
+            if (isValueStart()) frame.state = 'value';
             else if (token === SyntaxKind.CloseBraceToken) {
               close();
               next();
             } else if (token === SyntaxKind.CommaToken) {
-              objectFrame.state = 'key';
+              frame.state = 'key';
               next();
             } else next();
           }
           break;
-        case 'value': {
-          const value = startValue();
-          if (value !== undefined) {
-            objectFrame.property!.value = value;
-            setMember(object.value, objectFrame.property!.key.value, value.value);
-            objectFrame.state = 'commaOrEnd';
+        case 'value':
+          if (startValue() !== -1) {
+            frame.state = 'commaOrEnd';
             next();
           } else {
             report(tokenOffset(), tokenLength(), `Value expected, found ${describe()}`);
             if (token === SyntaxKind.CloseBraceToken) close();
-            else if (token === SyntaxKind.CommaToken) objectFrame.state = 'key';
+            else if (token === SyntaxKind.CommaToken) frame.state = 'key';
             next();
           }
           break;
-        }
         case 'commaOrEnd':
           if (token === SyntaxKind.CommaToken) {
             commaOffset = tokenOffset();
             accept();
-            objectFrame.state = 'key';
+            frame.state = 'key';
             next();
           } else if (token === SyntaxKind.CloseBraceToken) {
             close();
             next();
           } else if (token === SyntaxKind.StringLiteral) {
             report(tokenOffset(), tokenLength(), 'Comma expected between properties');
-            objectFrame.state = 'key';
+            frame.state = 'key';
           } else {
             report(tokenOffset(), tokenLength(), `Expected ',' or '}', found ${describe()}`);
             if (token === SyntaxKind.CloseBracketToken && stack.length > 1) close();
@@ -315,23 +700,17 @@ export function parseJson(text: string): ParsedJson {
           break;
       }
     } else {
-      const arrayFrame = frame as Extract<Frame, { node: ArrayNode }>;
-      const array = arrayFrame.node;
-      switch (arrayFrame.state) {
+      switch (frame.state) {
         case 'firstValue':
         case 'value': {
           if (token === SyntaxKind.CloseBracketToken) {
-            if (arrayFrame.state === 'value') report(commaOffset, 1, 'Trailing comma: remove it (JSON allows none)');
+            if (frame.state === 'value') report(commaOffset, 1, 'Trailing comma: remove it (JSON allows none)');
             close();
             next();
             break;
           }
-          const value = startValue();
-          if (value !== undefined) {
-            array.items.push(value);
-            array.value.push(value.value);
-            arrayFrame.state = 'commaOrEnd';
-          } else {
+          if (startValue() !== -1) frame.state = 'commaOrEnd';
+          else {
             report(tokenOffset(), tokenLength(), `Value expected, found ${describe()}`);
             if (token === SyntaxKind.CloseBraceToken && stack.length > 1) close();
           }
@@ -342,14 +721,14 @@ export function parseJson(text: string): ParsedJson {
           if (token === SyntaxKind.CommaToken) {
             commaOffset = tokenOffset();
             accept();
-            arrayFrame.state = 'value';
+            frame.state = 'value';
             next();
           } else if (token === SyntaxKind.CloseBracketToken) {
             close();
             next();
           } else if (isValueStart()) {
             report(tokenOffset(), tokenLength(), 'Comma expected between array elements');
-            arrayFrame.state = 'value';
+            frame.state = 'value';
           } else {
             report(tokenOffset(), tokenLength(), `Expected ',' or ']', found ${describe()}`);
             if (token === SyntaxKind.CloseBraceToken && stack.length > 1) close();
@@ -359,5 +738,5 @@ export function parseJson(text: string): ParsedJson {
       }
     }
   }
-  return { root, errors };
+  return errors;
 }

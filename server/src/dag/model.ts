@@ -1,35 +1,188 @@
-// The DAG model built from the syntax tree, not from validated data, so that a half-written file still gets every
-// check on what could be parsed. Every element keeps its node, and with it its offsets.
-import { type JsonNode, type ObjectNode, type StringNode, propertyOf } from './json';
-
-export interface TaskReference {
-  readonly taskId: string;
-  readonly node: StringNode;
-  readonly via: 'from_task' | 'from_tasks';
-}
+// The DAG model, built from the parsed document rather than from validated data, so that a half-written file still
+// gets every check on what could be parsed. It holds the strings the checks reason about and the entries of
+// everything else: a node (and with it its offsets) is made only when a diagnostic or a feature asks for it, so the
+// model of a clean 10,000-task file makes almost none (making them all was most of the model's time).
+import type { JsonDocument, JsonNode, ObjectNode, ParsedJson, StringNode } from './json';
 
 export type InputForm = 'literal' | 'reference' | 'both' | 'neither' | 'absent';
+/** `from_task` only (single), `from_tasks` only (many, or empty), both, neither, or no source object at all. */
+export type SourceForm = 'single' | 'many' | 'empty' | 'both' | 'neither' | 'absent';
 
-export interface TaskDeclaration {
-  readonly index: number;
-  readonly node: ObjectNode;
-  readonly id: string | undefined;
-  readonly idNode: StringNode | undefined;
-  readonly capabilityNode: StringNode | undefined;
-  readonly inputNode: ObjectNode | undefined;
-  readonly inputForm: InputForm;
-  readonly sourceNode: ObjectNode | undefined;
-  readonly fieldNode: StringNode | undefined;
-  readonly references: readonly TaskReference[];
-  readonly metadataDagIdNode: StringNode | undefined;
+/** No entry: the property is absent or its value is not of the kind the format requires. */
+const NONE = -1;
+
+/** The node of an entry, made on demand. */
+function nodeAt<T extends JsonNode>(document: JsonDocument, entry: number): T | undefined {
+  return entry === NONE ? undefined : (document.node(entry) as T);
 }
 
-export interface EdgeDeclaration {
-  readonly index: number;
-  readonly node: ObjectNode;
-  readonly fromNode: StringNode | undefined;
-  readonly toNode: StringNode | undefined;
+/** `entry` if it holds a value of `kind`, else NONE. */
+function ofKind(document: JsonDocument, entry: number, kind: JsonNode['kind']): number {
+  return entry >= 0 && document.kindOf(entry) === kind ? entry : NONE;
+}
+
+export class TaskReference {
+  constructor(
+    private readonly document: JsonDocument,
+    private readonly entry: number,
+    readonly taskId: string,
+    readonly via: 'from_task' | 'from_tasks',
+  ) {}
+
+  get node(): StringNode {
+    return this.document.node(this.entry) as StringNode;
+  }
+}
+
+const TASK_KEYS = ['task_id', 'capability', 'input', 'metadata'];
+const INPUT_KEYS = ['type', 'data', 'source'];
+const SOURCE_KEYS = ['from_task', 'from_tasks', 'field'];
+const EDGE_KEYS = ['from', 'to', 'stream_eligible'];
+
+export class TaskDeclaration {
+  readonly id: string | undefined;
+  readonly inputForm: InputForm;
+  readonly sourceForm: SourceForm;
+  /** The `field` path of the input's source, when it is a string. */
+  readonly field: string | undefined;
+  readonly references: readonly TaskReference[];
+  readonly metadataDagId: string | undefined;
+  private readonly idEntry: number;
+  private readonly capabilityEntry: number;
+  private readonly inputEntry: number;
+  private readonly sourceEntry: number;
+  private readonly fieldEntry: number;
+  private readonly metadataDagIdEntry: number;
+
+  constructor(
+    private readonly document: JsonDocument,
+    private readonly entry: number,
+    /** The position in `tasks`. */
+    readonly index: number,
+  ) {
+    const task = document.pick(entry, TASK_KEYS);
+    const id = task[0]!;
+    const capability = task[1]!;
+    const input = task[2]!;
+    const metadata = task[3]!;
+    this.idEntry = ofKind(document, id, 'string');
+    this.id = this.idEntry === NONE ? undefined : document.stringAt(this.idEntry);
+    this.capabilityEntry = ofKind(document, capability, 'string');
+    this.inputEntry = ofKind(document, input, 'object');
+
+    let inputForm: InputForm = 'absent';
+    let source = NONE;
+    if (this.inputEntry !== NONE) {
+      const picked = document.pick(this.inputEntry, INPUT_KEYS);
+      const sourceValue = picked[2]!;
+      inputForm = formOf(
+        picked[0] !== NONE || picked[1] !== NONE,
+        sourceValue !== NONE,
+        'literal',
+        'reference',
+        'both',
+      );
+      source = ofKind(document, sourceValue, 'object');
+    }
+    this.inputForm = inputForm;
+    this.sourceEntry = source;
+
+    let references: TaskReference[] = [];
+    let sourceForm: SourceForm = 'absent';
+    let field = NONE;
+    if (source !== NONE) {
+      const picked = document.pick(source, SOURCE_KEYS);
+      const fromTask = picked[0]!;
+      const fromTasks = picked[1]!;
+      const fieldValue = picked[2]!;
+      // Arrays made at their final size: most tasks have one reference, and a push would reserve room for 17.
+      if (ofKind(document, fromTask, 'string') !== NONE) {
+        references = [new TaskReference(document, fromTask, document.stringAt(fromTask), 'from_task')];
+      }
+      const elements = ofKind(document, fromTasks, 'array') === NONE ? [] : document.elements(fromTasks);
+      const many = elements
+        .filter((element) => document.kindOf(element) === 'string')
+        .map((element) => new TaskReference(document, element, document.stringAt(element), 'from_tasks'));
+      if (many.length > 0) references = references.concat(many);
+      sourceForm = formOf(fromTask !== NONE, fromTasks !== NONE, 'single', 'many', 'both');
+      if (sourceForm === 'many' && ofKind(document, fromTasks, 'array') !== NONE && elements.length === 0) {
+        sourceForm = 'empty';
+      }
+      field = ofKind(document, fieldValue, 'string');
+    }
+    this.sourceForm = sourceForm;
+    this.references = references;
+    this.fieldEntry = field;
+    this.field = field === NONE ? undefined : document.stringAt(field);
+
+    const metadataEntry = ofKind(document, metadata, 'object');
+    this.metadataDagIdEntry =
+      metadataEntry === NONE ? NONE : ofKind(document, document.pick(metadataEntry, ['dag_id'])[0]!, 'string');
+    this.metadataDagId = this.metadataDagIdEntry === NONE ? undefined : document.stringAt(this.metadataDagIdEntry);
+  }
+
+  get node(): ObjectNode {
+    return this.document.node(this.entry) as ObjectNode;
+  }
+  get idNode(): StringNode | undefined {
+    return nodeAt(this.document, this.idEntry);
+  }
+  get capabilityNode(): StringNode | undefined {
+    return nodeAt(this.document, this.capabilityEntry);
+  }
+  get inputNode(): ObjectNode | undefined {
+    return nodeAt(this.document, this.inputEntry);
+  }
+  get sourceNode(): ObjectNode | undefined {
+    return nodeAt(this.document, this.sourceEntry);
+  }
+  get fieldNode(): StringNode | undefined {
+    return nodeAt(this.document, this.fieldEntry);
+  }
+  get metadataDagIdNode(): StringNode | undefined {
+    return nodeAt(this.document, this.metadataDagIdEntry);
+  }
+}
+
+/** Which of two mutually exclusive forms an object takes; 'neither' when it takes none. */
+function formOf<A, B, C>(first: boolean, second: boolean, a: A, b: B, both: C): A | B | C | 'neither' {
+  return first && second ? both : first ? a : second ? b : 'neither';
+}
+
+export class EdgeDeclaration {
+  readonly from: string | undefined;
+  readonly to: string | undefined;
   readonly streamEligible: boolean;
+  private readonly fromEntry: number;
+  private readonly toEntry: number;
+
+  constructor(
+    private readonly document: JsonDocument,
+    private readonly entry: number,
+    /** The position in `edges`. */
+    readonly index: number,
+  ) {
+    const edge = document.pick(entry, EDGE_KEYS);
+    const from = edge[0]!;
+    const to = edge[1]!;
+    const streamEligible = edge[2]!;
+    this.fromEntry = ofKind(document, from, 'string');
+    this.toEntry = ofKind(document, to, 'string');
+    this.from = this.fromEntry === NONE ? undefined : document.stringAt(this.fromEntry);
+    this.to = this.toEntry === NONE ? undefined : document.stringAt(this.toEntry);
+    this.streamEligible =
+      ofKind(document, streamEligible, 'boolean') !== NONE && document.node(streamEligible).value === true;
+  }
+
+  get node(): ObjectNode {
+    return this.document.node(this.entry) as ObjectNode;
+  }
+  get fromNode(): StringNode | undefined {
+    return nodeAt(this.document, this.fromEntry);
+  }
+  get toNode(): StringNode | undefined {
+    return nodeAt(this.document, this.toEntry);
+  }
 }
 
 export interface DagModel {
@@ -41,91 +194,39 @@ export interface DagModel {
   readonly edges: readonly EdgeDeclaration[];
 }
 
-export function stringProperty(node: ObjectNode | undefined, key: string): StringNode | undefined {
-  const value = node === undefined ? undefined : propertyOf(node, key)?.value;
-  return value?.kind === 'string' ? value : undefined;
-}
-
-export function objectProperty(node: ObjectNode | undefined, key: string): ObjectNode | undefined {
-  const value = node === undefined ? undefined : propertyOf(node, key)?.value;
-  return value?.kind === 'object' ? value : undefined;
-}
-
-function objectsOf(node: JsonNode | undefined): { node: ObjectNode; index: number }[] {
-  if (node?.kind !== 'array') return [];
-  const objects: { node: ObjectNode; index: number }[] = [];
-  node.items.forEach((item, index) => {
-    if (item.kind === 'object') objects.push({ node: item, index });
+/** The declarations made from the objects of an array (other elements are the schema check's concern). */
+function declarations<T>(
+  document: JsonDocument,
+  array: number,
+  declare: new (document: JsonDocument, entry: number, index: number) => T,
+): T[] {
+  const made: T[] = [];
+  if (ofKind(document, array, 'array') === NONE) return made;
+  document.elements(array).forEach((element, index) => {
+    if (document.kindOf(element) === 'object') made.push(new declare(document, element, index));
   });
-  return objects;
+  return made;
 }
 
-function inputFormOf(input: ObjectNode | undefined): InputForm {
-  if (input === undefined) return 'absent';
-  const literal = propertyOf(input, 'type') !== undefined || propertyOf(input, 'data') !== undefined;
-  const reference = propertyOf(input, 'source') !== undefined;
-  if (literal && reference) return 'both';
-  if (literal) return 'literal';
-  if (reference) return 'reference';
-  return 'neither';
-}
-
-function referencesOf(source: ObjectNode | undefined): TaskReference[] {
-  if (source === undefined) return [];
-  const references: TaskReference[] = [];
-  const single = stringProperty(source, 'from_task');
-  if (single !== undefined) references.push({ taskId: single.value, node: single, via: 'from_task' });
-  const many = propertyOf(source, 'from_tasks')?.value;
-  if (many?.kind === 'array') {
-    for (const item of many.items) {
-      if (item.kind === 'string') references.push({ taskId: item.value, node: item, via: 'from_tasks' });
-    }
-  }
-  return references;
-}
-
-function taskDeclaration(node: ObjectNode, index: number): TaskDeclaration {
-  const idNode = stringProperty(node, 'task_id');
-  const inputNode = objectProperty(node, 'input');
-  const inputForm = inputFormOf(inputNode);
-  const sourceNode = objectProperty(inputNode, 'source');
-  return {
-    index,
-    node,
-    id: idNode?.value,
-    idNode,
-    capabilityNode: stringProperty(node, 'capability'),
-    inputNode,
-    inputForm,
-    sourceNode,
-    fieldNode: stringProperty(sourceNode, 'field'),
-    references: referencesOf(sourceNode),
-    metadataDagIdNode: stringProperty(objectProperty(node, 'metadata'), 'dag_id'),
-  };
-}
-
-export function buildModel(root: JsonNode | undefined): DagModel {
-  const dag = root?.kind === 'object' ? root : undefined;
-  const tasks = objectsOf(dag === undefined ? undefined : propertyOf(dag, 'tasks')?.value).map(({ node, index }) =>
-    taskDeclaration(node, index),
-  );
+export function buildModel({ document, root }: ParsedJson): DagModel {
+  if (root?.kind !== 'object')
+    return { root: undefined, dagIdNode: undefined, tasks: [], taskById: new Map(), edges: [] };
+  const dag = document.pick(0, ['dag_id', 'tasks', 'edges']);
+  const dagId = dag[0]!;
+  const tasksEntry = dag[1]!;
+  const edgesEntry = dag[2]!;
+  const tasks = declarations(document, tasksEntry, TaskDeclaration);
   const taskById = new Map<string, TaskDeclaration>();
   for (const task of tasks) {
     if (task.id !== undefined && !taskById.has(task.id)) taskById.set(task.id, task);
   }
-  const edges = objectsOf(dag === undefined ? undefined : propertyOf(dag, 'edges')?.value).map(
-    ({ node, index }): EdgeDeclaration => {
-      const streamEligible = propertyOf(node, 'stream_eligible')?.value;
-      return {
-        index,
-        node,
-        fromNode: stringProperty(node, 'from'),
-        toNode: stringProperty(node, 'to'),
-        streamEligible: streamEligible?.kind === 'boolean' && streamEligible.value === true,
-      };
-    },
-  );
-  return { root: dag, dagIdNode: stringProperty(dag, 'dag_id'), tasks, taskById, edges };
+  return {
+    root,
+    dagIdNode: nodeAt(document, ofKind(document, dagId, 'string')),
+    tasks,
+    taskById,
+    edges: declarations(document, edgesEntry, EdgeDeclaration),
+  };
 }
 
 /** How messages name a task: by its id when it has one, else by its position. */

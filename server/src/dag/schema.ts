@@ -43,8 +43,10 @@ export const ReferenceInputSchema = z
   .strictObject({ source: SourceSchema })
   .describe('An input reference: a pointer to another task’s output, resolved by the orchestrator.');
 
+// The reference form first: most tasks of a DAG read another's output, and a validator that tries the branches in
+// order then settles them at the first try.
 export const InputSchema = z
-  .union([LiteralInputSchema, ReferenceInputSchema])
+  .union([ReferenceInputSchema, LiteralInputSchema])
   .describe('A literal input `{type, data}` or an input reference `{source: {...}}` (Layer 2 §1.1).');
 
 export const TYPE_TAXONOMY = ['text', 'json', 'image/png', 'image/jpeg', 'audio/wav', 'binary'] as const;
