@@ -1,6 +1,9 @@
 // `npm run bench`: the analysis against vscode-json-languageservice (what VS Code gives a JSON file with a
-// schema) and JSON.parse (the floor), on generated layered DAGs, measured in the same run. Prints; never fails.
+// schema) and JSON.parse (the floor), on generated layered DAGs. Prints; never fails. Each figure is measured in a
+// process of its own (this file, started with `--measure`): measured one after another in one process, the same
+// analysis took up to twice as long after the JSON service had run, from the collector's and the JIT's state alone.
 // Run with --expose-gc so the memory figures start from a collected heap.
+import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { getLanguageService } from 'vscode-json-languageservice';
 import { TextDocument } from 'vscode-languageserver-textdocument';
@@ -87,19 +90,22 @@ interface Figure {
   readonly medianMs: number;
   readonly runs: number;
   /** Largest heapUsed growth over a call, from a collected heap to the call's end (no gc in between). */
-  readonly peakMb: number;
+  readonly peakMb?: number;
+  /** How many diagnostics the contender reports, where it reports any. */
+  readonly diagnostics: string;
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
 /**
- * Median wall time of `iterations` calls after one warm-up (unless `warmUp` is false), then the largest heap growth
- * over a few more calls, each from a collected heap. The timed calls get no forced collection before them: a forced
- * full collection also throws away much of the optimised code and shrinks the young generation, which made every
- * contender's next call up to twice as slow, a state a long-running language server never sees.
+ * Median wall time of `iterations` calls after a warm-up of five calls and at least a second (the optimising
+ * compiler needs that long to settle on large inputs), then the largest heap
+ * growth over up to three more calls, each from a collected heap. No forced collection comes before a timed call:
+ * it throws away much of the optimised code and shrinks the young generation, a state a long-running language
+ * server never sees.
  */
-async function measure(run: () => unknown, iterations: number, warmUp = true): Promise<Figure> {
-  if (warmUp) await run();
+async function measure(run: () => unknown, iterations: number): Promise<Omit<Figure, 'diagnostics'>> {
+  for (let i = 0, start = performance.now(); i < 5 || performance.now() - start < 1000; i++) await run();
   const times: number[] = [];
   for (let i = 0; i < iterations; i++) {
     const start = performance.now();
@@ -120,15 +126,14 @@ async function measure(run: () => unknown, iterations: number, warmUp = true): P
   return { medianMs: times[Math.floor(times.length / 2)]!, runs: iterations, peakMb: peak / 2 ** 20 };
 }
 
-function jsonService(text: string, size: number): { run: () => PromiseLike<unknown>; count: () => Promise<number> } {
+function jsonService(text: string, size: number): () => PromiseLike<readonly unknown[]> {
   const service = getLanguageService({});
   service.configure({
     validate: true,
     schemas: [{ uri: 'acmp://schema', fileMatch: ['*.acmp-dag.json'], schema: dagJsonSchema() }],
   });
   const document = TextDocument.create(`file:///bench-${size}.acmp-dag.json`, 'json', 1, text);
-  const run = () => service.doValidation(document, service.parseJSONDocument(document));
-  return { run, count: async () => (await run()).length };
+  return () => service.doValidation(document, service.parseJSONDocument(document));
 }
 
 function countByCode(diagnostics: readonly { code: string }[]): string {
@@ -137,17 +142,56 @@ function countByCode(diagnostics: readonly { code: string }[]): string {
   return [...counts].map(([code, n]) => `${code} ${n}`).join(', ') || 'none';
 }
 
+type Contender = 'analyzeDag' | 'service' | 'JSON.parse';
+const iterationsAt = (size: number): number => (size >= 100_000 ? 5 : size >= 10_000 ? 15 : 21);
+
+/** The child's work: one contender on one text. */
+async function measureOne(contender: Contender, size: number, variant: Variant): Promise<Figure> {
+  const text = generate(size, variant);
+  const iterations = iterationsAt(size);
+  if (contender === 'analyzeDag') {
+    const figure = await measure(() => analyzeDag(text, OPTIONS), iterations);
+    const { diagnostics } = analyzeDag(text, OPTIONS);
+    return { ...figure, diagnostics: `${diagnostics.length} (${countByCode(diagnostics)})` };
+  }
+  if (contender === 'JSON.parse') return { ...(await measure(() => JSON.parse(text), iterations)), diagnostics: '' };
+  if (size >= 100_000) {
+    // One run after a warm-up on the smallest text: several runs at this size would take minutes.
+    const warmUp = jsonService(generate(SIZES[0], variant), SIZES[0]);
+    for (let i = 0; i < 3; i++) await warmUp();
+    const start = performance.now();
+    const found = await jsonService(text, size)();
+    return { medianMs: performance.now() - start, runs: 1, diagnostics: String(found.length) };
+  }
+  const run = jsonService(text, size);
+  return { ...(await measure(run, iterations)), diagnostics: String((await run()).length) };
+}
+
+/** Runs one measurement in a fresh process of this file. */
+function measureApart(contender: Contender, size: number, variant: Variant = 'clean'): Figure {
+  const child = spawnSync(
+    process.execPath,
+    [...process.execArgv, process.argv[1]!, '--measure', contender, String(size), variant],
+    { encoding: 'utf8', maxBuffer: 2 ** 24 },
+  );
+  const last = child.stdout.trim().split('\n').pop() ?? '';
+  if (child.status !== 0 || !last.startsWith('{')) {
+    throw new Error(`measuring ${contender} at ${size} failed: ${child.stderr.trim() || last}`);
+  }
+  return JSON.parse(last) as Figure;
+}
+
 const cell = (f: Figure | undefined) =>
   f === undefined
     ? 'skipped'.padStart(26)
-    : `${f.medianMs.toFixed(1).padStart(9)} ms ${f.peakMb.toFixed(1).padStart(7)} MB ×${String(f.runs).padEnd(2)}`;
+    : `${f.medianMs.toFixed(1).padStart(9)} ms ${(f.peakMb?.toFixed(1) ?? '-').padStart(7)} MB ×${String(f.runs).padEnd(2)}`;
 
-async function main(): Promise<void> {
+function main(): void {
   console.log(
     `node ${process.version}, ${process.arch}; gc ${gc === undefined ? 'NOT exposed (run with --expose-gc)' : 'exposed'}`,
   );
   console.log(
-    'Per cell: median wall time of ×runs calls (none after a forced collection), peak heapUsed growth over a call from a collected heap.',
+    'Per cell, each in a process of its own: median wall time of ×runs calls after a warm-up, peak heapUsed growth over a call from a collected heap.',
   );
   console.log('');
   console.log(
@@ -156,45 +200,34 @@ async function main(): Promise<void> {
   const results = new Map<number, { ours: Figure; service: Figure | undefined; parse: Figure }>();
   const notes: string[] = [];
   for (const size of SIZES) {
-    const text = generate(size, 'clean');
-    const iterations = size >= 100_000 ? 3 : size >= 10_000 ? 9 : 21;
-    const ours = await measure(() => analyzeDag(text, OPTIONS), iterations);
-    const parse = await measure(() => JSON.parse(text), iterations);
-    const oursCount = analyzeDag(text, OPTIONS).diagnostics.length;
-
-    const svc = jsonService(text, size);
-    let service: Figure | undefined;
-    let serviceCount: number | string = '-';
+    const ours = measureApart('analyzeDag', size);
+    const parse = measureApart('JSON.parse', size);
     const smaller = results.get(size / 10)?.service;
     const estimate = smaller === undefined ? 0 : smaller.medianMs * 10;
+    let service: Figure | undefined;
     if (estimate > SERVICE_BUDGET_MS) {
       notes.push(
         `JSON service at ${size} tasks skipped: ~${(estimate / 1000).toFixed(0)} s expected (10 × the 10x smaller size).`,
       );
-    } else if (size >= 100_000) {
-      // One cold run: a warm-up plus runs would take minutes.
-      service = await measure(svc.run, 1, false);
-      notes.push(`JSON service at ${size} tasks: one run, no warm-up.`);
-      if (service.medianMs > SERVICE_BUDGET_MS) notes.push(`JSON service at ${size} tasks took over 60 s.`);
-      serviceCount = 'n/a';
     } else {
-      service = await measure(svc.run, iterations);
-      serviceCount = await svc.count();
+      service = measureApart('service', size);
+      if (service.runs === 1)
+        notes.push(`JSON service at ${size} tasks: one run, after a warm-up on ${SIZES[0]} tasks.`);
+      if (service.medianMs > SERVICE_BUDGET_MS) notes.push(`JSON service at ${size} tasks took over 60 s.`);
     }
     results.set(size, { ours, service, parse });
+    const megabytes = (generate(size, 'clean').length / 2 ** 20).toFixed(1);
     console.log(
-      `${String(size).padStart(7)} ${(text.length / 2 ** 20).toFixed(1).padStart(8)} | ${cell(ours)} | ${cell(service)} | ${cell(parse)} | ${oursCount} / ${serviceCount}`,
+      `${String(size).padStart(7)} ${megabytes.padStart(8)} | ${cell(ours)} | ${cell(service)} | ${cell(parse)} | ${ours.diagnostics.split(' ')[0]} / ${service?.diagnostics ?? '-'}`,
     );
   }
   console.log('');
 
   for (const size of [10_000, 100_000]) {
     for (const variant of ['cycle', 'dangling'] as const) {
-      const text = generate(size, variant);
-      const figure = await measure(() => analyzeDag(text, OPTIONS), size >= 100_000 ? 3 : 9);
-      const { diagnostics } = analyzeDag(text, OPTIONS);
+      const figure = measureApart('analyzeDag', size, variant);
       console.log(
-        `${String(size).padStart(7)} tasks, ${variant.padEnd(8)}: analyzeDag ${cell(figure)}; ${diagnostics.length} diagnostics (${countByCode(diagnostics)})`,
+        `${String(size).padStart(7)} tasks, ${variant.padEnd(8)}: analyzeDag ${cell(figure)}; ${figure.diagnostics} diagnostics`,
       );
     }
   }
@@ -220,7 +253,7 @@ async function main(): Promise<void> {
   }
   if (at100k.service !== undefined) {
     console.log(
-      `info  analyzeDag / JSON service, 100,000 tasks ${(at100k.ours.medianMs / at100k.service.medianMs).toFixed(3).padStart(9)}×  (service: one cold run)`,
+      `info  analyzeDag / JSON service, 100,000 tasks ${(at100k.ours.medianMs / at100k.service.medianMs).toFixed(3).padStart(9)}×  (service: one run)`,
     );
   }
   for (const note of notes) console.log(`note  ${note}`);
@@ -230,10 +263,18 @@ async function main(): Promise<void> {
   );
 }
 
-main()
-  .catch((error: unknown) => {
+if (process.argv[2] === '--measure') {
+  const [contender, size, variant] = process.argv.slice(3) as [Contender, string, Variant];
+  measureOne(contender, Number(size), variant)
+    .then((figure) => console.log(JSON.stringify(figure)))
+    .catch((error: unknown) => {
+      console.error(error);
+      process.exitCode = 1;
+    });
+} else {
+  try {
+    main();
+  } catch (error: unknown) {
     console.error('bench: error', error);
-  })
-  .finally(() => {
-    process.exitCode = 0;
-  });
+  }
+}

@@ -1,7 +1,7 @@
 // The analysis entry point: text in, model and diagnostics out. Pure, total and iterative.
 import { type AnalysisLimits, type CheckOptions, runChecks } from './checks';
 import type { DagDiagnostic } from './diagnostic';
-import { type JsonNode, parseJson } from './json';
+import { type JsonDocument, parseJson } from './json';
 import { type DagModel, buildModel } from './model';
 import { schemaDiagnostics, schemaProblems } from './schemaCheck';
 
@@ -13,7 +13,8 @@ export interface AnalysisOptions {
 export const DEFAULT_LIMITS: AnalysisLimits = { maxTasks: 10_000, maxDepth: 1_000, maxFanOut: 1_000 };
 
 export interface DagAnalysis {
-  readonly root: JsonNode | undefined;
+  /** The parsed text: nodes and offsets on demand. */
+  readonly document: JsonDocument;
   readonly model: DagModel;
   readonly diagnostics: readonly DagDiagnostic[];
 }
@@ -27,9 +28,7 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
     end: error.offset + error.length,
     message: error.message,
   }));
-  // The plain value is only the schema validator's: taken from the document, it can be collected before the model
-  // is built.
-  const problems = schemaProblems(parsed.document.takeValue());
+  const problems = schemaProblems(parsed.value);
   const model = buildModel(parsed);
   const checkOptions: CheckOptions = {
     limits: { ...DEFAULT_LIMITS, ...options.limits },
@@ -42,7 +41,7 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
   );
   diagnostics.push(
     ...schemaDiagnostics(
-      parsed.root,
+      parsed.document,
       problems,
       (path) => path[0] === 'tasks' && path[2] === 'input' && shapeless.has(path[1] as number),
     ),
@@ -58,5 +57,5 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
     });
   });
   diagnostics.sort((a, b) => a.start - b.start || a.end - b.end);
-  return { root: parsed.root, model, diagnostics };
+  return { document: parsed.document, model, diagnostics };
 }

@@ -1,9 +1,9 @@
 // The JSON syntax tree of a DAG file. It is kept as a flat tape (typed arrays in document order) and its nodes are
 // made on demand, so a 100,000-task file costs a few arrays instead of millions of long-lived objects (measured:
 // garbage collection of an object per token was most of the analysis time). Valid text takes the fast path: the
-// native JSON.parse checks it and makes the plain value, then one linear pass records the offsets. Any other text
-// goes through the recovering parser on jsonc-parser's scanner, one diagnostic per fault. Nothing recurses, so
-// nesting depth is unbounded.
+// native JSON.parse checks it and makes the plain value, and the offsets are recorded by one linear pass only when
+// a node is first asked for (a clean file's diagnostics need none). Any other text goes through the recovering
+// parser on jsonc-parser's scanner, one diagnostic per fault. Nothing recurses, so nesting depth is unbounded.
 import { createScanner, ScanError, SyntaxKind } from 'jsonc-parser';
 
 export interface StringNode {
@@ -33,14 +33,13 @@ export interface SyntaxError {
 
 export interface ParsedJson {
   readonly document: JsonDocument;
-  /** The node of entry 0, the top-level value. */
-  readonly root: JsonNode | undefined;
+  /**
+   * The plain value of the text (JSON.parse semantics: the last of duplicate keys wins). In recovered text, a key
+   * typed without a value yet is an own property whose value is undefined.
+   */
+  readonly value: unknown;
   readonly errors: readonly SyntaxError[];
 }
-
-/** `JsonDocument.pick`'s answers for a key that is not there and for a key without a value yet. */
-export const ABSENT = -1;
-export const NO_VALUE = -2;
 
 // An entry's kind, in the low bits, and its flags.
 const OBJECT = 0;
@@ -51,7 +50,6 @@ const TRUE = 4;
 const FALSE = 5;
 const NULL = 6;
 const KIND = 7;
-const KIND_NAMES: readonly JsonNode['kind'][] = ['object', 'array', 'string', 'number', 'boolean', 'boolean', 'null'];
 const KEY = 8;
 /** The closing brace or bracket is there. */
 const CLOSED = 16;
@@ -62,30 +60,24 @@ const DECODED = 64;
 
 /**
  * The parsed text as entries in document order: each container is followed by its subtree, each key by its value.
- * An entry is a number; `node(entry)` makes (once) the node of an entry. The model reads entries directly, so that a
- * large file's model makes nodes only where a diagnostic or a feature asks for one.
+ * An entry is a number, reached from `root`, `entryAt` or `nodeAt`; `node(entry)` makes (once) the node of an entry.
  */
 export class JsonDocument {
-  kinds: Uint8Array;
-  offsets: Int32Array;
-  lengths: Int32Array;
+  // Allocated with the first entry: a clean file's analysis never indexes it.
+  kinds = new Uint8Array(0);
+  offsets = new Int32Array(0);
+  lengths = new Int32Array(0);
   /** One past the last entry of the subtree. */
-  ends: Int32Array;
+  ends = new Int32Array(0);
   count = 0;
   readonly decoded = new Map<number, string>();
-  /** JSON.parse's value of the whole text, when it took the fast path, until taken. */
-  private parsedValue: { readonly value: unknown } | undefined;
   /** The nodes made so far (few, unless a feature walks the whole tree). */
   private readonly nodes = new Map<number, JsonNode>();
-  private picked = new Int32Array(8);
+  private readonly elementLists = new Map<number, number[]>();
+  /** Text that JSON.parse accepted is indexed when an entry is first asked for. */
+  private indexed = false;
 
-  constructor(readonly text: string) {
-    const capacity = (text.length >> 4) + 16;
-    this.kinds = new Uint8Array(capacity);
-    this.offsets = new Int32Array(capacity);
-    this.lengths = new Int32Array(capacity);
-    this.ends = new Int32Array(capacity);
-  }
+  constructor(readonly text: string) {}
 
   add(kind: number, offset: number, length: number): number {
     if (this.count === this.kinds.length) this.grow();
@@ -105,7 +97,8 @@ export class JsonDocument {
   }
 
   private grow(): void {
-    const capacity = this.kinds.length * 2;
+    // Sized for about one entry per sixteen characters at first (a pretty-printed DAG has one per nine).
+    const capacity = this.kinds.length === 0 ? (this.text.length >> 4) + 16 : this.kinds.length * 2;
     const kinds = new Uint8Array(capacity);
     kinds.set(this.kinds);
     this.kinds = kinds;
@@ -134,12 +127,10 @@ export class JsonDocument {
     return next < stop && (this.kinds[next]! & (KEY | STRAY)) === 0 ? next : -1;
   }
 
-  kindOf(index: number): JsonNode['kind'] {
-    return KIND_NAMES[this.kinds[index]! & KIND]!;
-  }
-
   /** The entries of an array's elements. */
-  elements(index: number): number[] {
+  elements(index: number): readonly number[] {
+    const cached = this.elementLists.get(index);
+    if (cached !== undefined) return cached;
     const stop = this.ends[index]!;
     let count = 0;
     for (let element = index + 1; element < stop; element = this.ends[element]!) count++;
@@ -147,28 +138,24 @@ export class JsonDocument {
     const elements = new Array<number>(count);
     count = 0;
     for (let element = index + 1; element < stop; element = this.ends[element]!) elements[count++] = element;
+    this.elementLists.set(index, elements);
     return elements;
   }
 
-  /**
-   * The value entries of several properties of an object, in one pass, in the order of `keys` (the last of duplicate
-   * keys wins): ABSENT where a key is not there, NO_VALUE where it is there without a value yet. The answer is a
-   * buffer that the next call overwrites (the model reads tens of thousands of objects): read it at once.
-   */
-  pick(index: number, keys: readonly string[]): Int32Array {
-    if (this.picked.length < keys.length) this.picked = new Int32Array(keys.length);
-    const found = this.picked;
-    found.fill(ABSENT, 0, keys.length);
-    const stop = this.ends[index]!;
-    for (let key = this.skipStrays(index + 1, stop); key !== -1; key = this.nextKey(key, stop)) {
-      for (let k = 0; k < keys.length; k++) {
-        if (this.keyEquals(key, keys[k]!)) {
-          const value = this.valueAfter(key, stop);
-          found[k] = value === -1 ? NO_VALUE : value;
-        }
-      }
+  /** The key entry of the last property named `key` of an object (JSON.parse semantics), or -1. */
+  lastKey(object: number, key: string): number {
+    const stop = this.ends[object]!;
+    let found = -1;
+    for (let entry = this.skipStrays(object + 1, stop); entry !== -1; entry = this.nextKey(entry, stop)) {
+      if (this.keyEquals(entry, key)) found = entry;
     }
     return found;
+  }
+
+  /** The value entry of the last property named `key` of an object; -1 when absent or without a value yet. */
+  member(object: number, key: string): number {
+    const entry = this.lastKey(object, key);
+    return entry === -1 ? -1 : this.valueAfter(entry, this.ends[object]!);
   }
 
   /** The key entry after the property whose key is at `key`, inside an object ending at `stop`, or -1. */
@@ -181,6 +168,44 @@ export class JsonDocument {
   skipStrays(index: number, stop: number): number {
     while (index < stop && this.kinds[index]! & STRAY) index = this.ends[index]!;
     return index < stop ? index : -1;
+  }
+
+  /** The node of the top-level value; undefined for a text without one. */
+  get root(): JsonNode | undefined {
+    this.ensureIndexed();
+    return this.count === 0 ? undefined : this.node(0);
+  }
+
+  /** The entry at a path of property names and array indexes from the top-level value, or -1. */
+  entryAt(path: readonly PropertyKey[]): number {
+    this.ensureIndexed();
+    let entry = this.count === 0 ? -1 : 0;
+    for (const segment of path) {
+      if (entry < 0) return -1;
+      const kind = this.kinds[entry]! & KIND;
+      if (kind === OBJECT && typeof segment === 'string') entry = this.member(entry, segment);
+      else if (kind === ARRAY && typeof segment === 'number') entry = this.elements(entry)[segment] ?? -1;
+      else return -1;
+    }
+    return entry;
+  }
+
+  /** The node at a path (see `entryAt`), or undefined. */
+  nodeAt(path: readonly PropertyKey[]): JsonNode | undefined {
+    const entry = this.entryAt(path);
+    return entry < 0 ? undefined : this.node(entry);
+  }
+
+  /** Marks a recovered parse: its entries are complete. */
+  markIndexed(): void {
+    this.indexed = true;
+  }
+
+  private ensureIndexed(): void {
+    if (this.indexed) return;
+    this.indexed = true;
+    // Passed in rather than searched inside: there, V8's optimised loop ran a hundred times slower (node 20).
+    indexValid(this.text, this, this.text.indexOf('\\'));
   }
 
   node(index: number): JsonNode {
@@ -212,21 +237,6 @@ export class JsonDocument {
     return node;
   }
 
-  setParsedValue(value: unknown): void {
-    this.parsedValue = { value };
-  }
-
-  /**
-   * The plain value of the whole text: JSON.parse's, handed over once so that the caller decides how long it lives
-   * (at 10,000 tasks, keeping it alive while the model was built cost a tenth of the analysis in collector copying),
-   * or else made from the entries.
-   */
-  takeValue(): unknown {
-    const parsed = this.parsedValue;
-    this.parsedValue = undefined;
-    return parsed !== undefined ? parsed.value : this.count === 0 ? undefined : this.value(0);
-  }
-
   /** The plain value of an entry's subtree (JSON.parse semantics: the last of duplicate keys wins). */
   value(start: number): unknown {
     const kind = this.kinds[start]! & KIND;
@@ -248,6 +258,7 @@ export class JsonDocument {
         key = this.stringAt(index);
         const valueIndex = this.valueAfter(index, container.end);
         if (valueIndex === -1) {
+          setMember(container.value as Record<string, unknown>, key, undefined);
           index++;
           continue;
         }
@@ -320,34 +331,23 @@ export class ObjectNode extends ContainerNode {
     return this.members;
   }
 
-  /** Whether a property named `key` is there, with a value or not yet. */
-  has(key: string): boolean {
-    return this.find(key) !== -1;
-  }
-
-  /** The value of the last property named `key` (JSON.parse semantics for duplicate keys); makes no other node. */
-  get(key: string): JsonNode | undefined {
-    const keyIndex = this.find(key);
-    if (keyIndex === -1) return undefined;
-    const valueIndex = this.document.valueAfter(keyIndex, this.document.ends[this.index]!);
-    return valueIndex === -1 ? undefined : this.document.node(valueIndex);
-  }
-
-  /** The entry of the last key named `key`, or -1. */
-  private find(key: string): number {
-    let found = -1;
-    for (let index = this.firstKey(); index !== -1; index = this.nextKey(index)) {
-      if (this.document.keyEquals(index, key)) found = index;
-    }
-    return found;
-  }
-
   private firstKey(): number {
     return this.document.skipStrays(this.index + 1, this.document.ends[this.index]!);
   }
 
   private nextKey(keyIndex: number): number {
     return this.document.nextKey(keyIndex, this.document.ends[this.index]!);
+  }
+
+  /** Whether a property named `key` is there, with a value or not yet. */
+  has(key: string): boolean {
+    return this.document.lastKey(this.index, key) !== -1;
+  }
+
+  /** The value of the last property named `key` (JSON.parse semantics for duplicate keys); makes no other node. */
+  get(key: string): JsonNode | undefined {
+    const entry = this.document.member(this.index, key);
+    return entry === -1 ? undefined : this.document.node(entry);
   }
 }
 
@@ -379,17 +379,13 @@ export function nodeAtPath(root: JsonNode | undefined, path: readonly PropertyKe
 
 export function parseJson(text: string): ParsedJson {
   const document = new JsonDocument(text);
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return { document, value: JSON.parse(text) as unknown, errors: [] };
   } catch {
     const errors = parseRecovering(text, document);
-    return { document, root: document.count === 0 ? undefined : document.node(0), errors };
+    document.markIndexed();
+    return { document, value: document.count === 0 ? undefined : document.value(0), errors };
   }
-  document.setParsedValue(value);
-  // Passed in rather than searched inside: there, V8's optimised loop ran a hundred times slower (node 20).
-  indexValid(text, document, text.indexOf('\\'));
-  return { document, root: document.node(0), errors: [] };
 }
 
 /** Records the entries of text that JSON.parse accepted, so no check is needed here. */

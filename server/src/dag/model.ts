@@ -1,43 +1,76 @@
-// The DAG model, built from the parsed document rather than from validated data, so that a half-written file still
-// gets every check on what could be parsed. It holds the strings the checks reason about and the entries of
-// everything else: a node (and with it its offsets) is made only when a diagnostic or a feature asks for it, so the
-// model of a clean 10,000-task file makes almost none (making them all was most of the model's time).
+// The DAG model, built from the plain value of the text rather than from validated data, so that a half-written
+// file still gets every check on what could be parsed. It holds the strings the checks reason about and where each
+// came from: a node (and with it its offsets) is found only when a diagnostic or a feature asks for it, so the
+// model of a clean file needs no offsets at all.
 import type { JsonDocument, JsonNode, ObjectNode, ParsedJson, StringNode } from './json';
 
 export type InputForm = 'literal' | 'reference' | 'both' | 'neither' | 'absent';
 /** `from_task` only (single), `from_tasks` only (many, or empty), both, neither, or no source object at all. */
 export type SourceForm = 'single' | 'many' | 'empty' | 'both' | 'neither' | 'absent';
 
-/** No entry: the property is absent or its value is not of the kind the format requires. */
-const NONE = -1;
+type PlainObject = Record<string, unknown>;
 
-/** The node of an entry, made on demand. */
-function nodeAt<T extends JsonNode>(document: JsonDocument, entry: number): T | undefined {
-  return entry === NONE ? undefined : (document.node(entry) as T);
-}
+const isObject = (value: unknown): value is PlainObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** `entry` if it holds a value of `kind`, else NONE. */
-function ofKind(document: JsonDocument, entry: number, kind: JsonNode['kind']): number {
-  return entry >= 0 && document.kindOf(entry) === kind ? entry : NONE;
+/** The property names the model reads: none is a property of Object.prototype. */
+type FormatKey =
+  | 'tasks'
+  | 'edges'
+  | 'dag_id'
+  | 'task_id'
+  | 'capability'
+  | 'input'
+  | 'type'
+  | 'data'
+  | 'source'
+  | 'from_task'
+  | 'from_tasks'
+  | 'field'
+  | 'metadata'
+  | 'from'
+  | 'to'
+  | 'stream_eligible';
+
+// Plain reads and `in` are safe here because no format key is inherited from Object.prototype (an Object.hasOwn per
+// read was a fifth of the model's time at 100,000 tasks). `in` also sees a key typed without a value yet: the
+// recovering parser makes it an own property whose value is undefined.
+const has = (object: PlainObject, key: FormatKey): boolean => key in object;
+const own = (object: PlainObject | undefined, key: FormatKey): unknown => object?.[key];
+const ownString = (object: PlainObject | undefined, key: FormatKey): string | undefined => {
+  const value = own(object, key);
+  return typeof value === 'string' ? value : undefined;
+};
+const ownObject = (object: PlainObject | undefined, key: FormatKey): PlainObject | undefined => {
+  const value = own(object, key);
+  return isObject(value) ? value : undefined;
+};
+
+/** The node at `path` when `present`, found on demand. */
+function nodeAt<T extends JsonNode>(document: JsonDocument, present: boolean, path: readonly PropertyKey[]) {
+  return present ? (document.nodeAt(path) as T | undefined) : undefined;
 }
 
 export class TaskReference {
   constructor(
     private readonly document: JsonDocument,
-    private readonly entry: number,
+    /** The referencing task's position in `tasks`. */
+    private readonly task: number,
     readonly taskId: string,
-    readonly via: 'from_task' | 'from_tasks',
+    /** `from_tasks[element]`, or -1 for `from_task`. */
+    private readonly element: number,
   ) {}
 
+  get via(): 'from_task' | 'from_tasks' {
+    return this.element === -1 ? 'from_task' : 'from_tasks';
+  }
+
   get node(): StringNode {
-    return this.document.node(this.entry) as StringNode;
+    const source = ['tasks', this.task, 'input', 'source'];
+    const path = this.element === -1 ? [...source, 'from_task'] : [...source, 'from_tasks', this.element];
+    return this.document.nodeAt(path) as StringNode;
   }
 }
-
-const TASK_KEYS = ['task_id', 'capability', 'input', 'metadata'];
-const INPUT_KEYS = ['type', 'data', 'source'];
-const SOURCE_KEYS = ['from_task', 'from_tasks', 'field'];
-const EDGE_KEYS = ['from', 'to', 'stream_eligible'];
 
 export class TaskDeclaration {
   readonly id: string | undefined;
@@ -45,148 +78,145 @@ export class TaskDeclaration {
   readonly sourceForm: SourceForm;
   /** The `field` path of the input's source, when it is a string. */
   readonly field: string | undefined;
-  readonly references: readonly TaskReference[];
+  /** How many task ids the source names (`from_task`, then the strings of `from_tasks`). */
+  readonly referenceCount: number;
   readonly metadataDagId: string | undefined;
-  private readonly idEntry: number;
-  private readonly capabilityEntry: number;
-  private readonly inputEntry: number;
-  private readonly sourceEntry: number;
-  private readonly fieldEntry: number;
-  private readonly metadataDagIdEntry: number;
+  /** The first declaration of this task's id, when this one declares it again. */
+  readonly duplicateOf: TaskDeclaration | undefined;
+  private readonly hasCapability: boolean;
+  private readonly fromTask: string | undefined;
+  /** `from_tasks` as the text has it: its elements that are not strings are the schema check's concern. */
+  private readonly fromTasks: readonly unknown[];
+  private referenceList: readonly TaskReference[] | undefined;
 
   constructor(
     private readonly document: JsonDocument,
-    private readonly entry: number,
+    task: PlainObject,
     /** The position in `tasks`. */
     readonly index: number,
+    /** The tasks declared before this one, by id. */
+    earlier: ReadonlyMap<string, TaskDeclaration>,
   ) {
-    const task = document.pick(entry, TASK_KEYS);
-    const id = task[0]!;
-    const capability = task[1]!;
-    const input = task[2]!;
-    const metadata = task[3]!;
-    this.idEntry = ofKind(document, id, 'string');
-    this.id = this.idEntry === NONE ? undefined : document.stringAt(this.idEntry);
-    this.capabilityEntry = ofKind(document, capability, 'string');
-    this.inputEntry = ofKind(document, input, 'object');
+    this.id = ownString(task, 'task_id');
+    this.duplicateOf = this.id === undefined ? undefined : earlier.get(this.id);
+    this.hasCapability = typeof own(task, 'capability') === 'string';
+    const input = ownObject(task, 'input');
+    this.inputForm =
+      input === undefined ? 'absent' : formOf(has(input, 'type') || has(input, 'data'), has(input, 'source'));
+    const source = ownObject(input, 'source');
+    this.sourceForm = source === undefined ? 'absent' : sourceFormOf(source);
+    this.field = ownString(source, 'field');
+    this.fromTask = ownString(source, 'from_task');
+    const fromTasks = own(source, 'from_tasks');
+    this.fromTasks = Array.isArray(fromTasks) ? fromTasks : [];
+    let count = this.fromTask === undefined ? 0 : 1;
+    for (let k = 0; k < this.fromTasks.length; k++) if (typeof this.fromTasks[k] === 'string') count++;
+    this.referenceCount = count;
+    this.metadataDagId = ownString(ownObject(task, 'metadata'), 'dag_id');
+  }
 
-    let inputForm: InputForm = 'absent';
-    let source = NONE;
-    if (this.inputEntry !== NONE) {
-      const picked = document.pick(this.inputEntry, INPUT_KEYS);
-      const sourceValue = picked[2]!;
-      inputForm = formOf(
-        picked[0] !== NONE || picked[1] !== NONE,
-        sourceValue !== NONE,
-        'literal',
-        'reference',
-        'both',
-      );
-      source = ofKind(document, sourceValue, 'object');
+  /**
+   * The id at `position` (below `referenceCount`) among the references, without making them: the checks read every
+   * task's references, and an object per reference was a tenth of the model's allocation.
+   */
+  referencedId(position: number): string {
+    const element = this.elementOf(position);
+    return element === -1 ? this.fromTask! : (this.fromTasks[element] as string);
+  }
+
+  /** The references, with their nodes on demand. */
+  get references(): readonly TaskReference[] {
+    this.referenceList ??= Array.from(
+      { length: this.referenceCount },
+      (_, position) =>
+        new TaskReference(this.document, this.index, this.referencedId(position), this.elementOf(position)),
+    );
+    return this.referenceList;
+  }
+
+  /** Where the reference at `position` is: its element in `from_tasks`, or -1 for `from_task`. */
+  private elementOf(position: number): number {
+    if (this.fromTask !== undefined && position-- === 0) return -1;
+    let element = 0;
+    for (; element < this.fromTasks.length; element++) {
+      if (typeof this.fromTasks[element] === 'string' && position-- === 0) break;
     }
-    this.inputForm = inputForm;
-    this.sourceEntry = source;
+    return element;
+  }
 
-    let references: TaskReference[] = [];
-    let sourceForm: SourceForm = 'absent';
-    let field = NONE;
-    if (source !== NONE) {
-      const picked = document.pick(source, SOURCE_KEYS);
-      const fromTask = picked[0]!;
-      const fromTasks = picked[1]!;
-      const fieldValue = picked[2]!;
-      // Arrays made at their final size: most tasks have one reference, and a push would reserve room for 17.
-      if (ofKind(document, fromTask, 'string') !== NONE) {
-        references = [new TaskReference(document, fromTask, document.stringAt(fromTask), 'from_task')];
-      }
-      const elements = ofKind(document, fromTasks, 'array') === NONE ? [] : document.elements(fromTasks);
-      const many = elements
-        .filter((element) => document.kindOf(element) === 'string')
-        .map((element) => new TaskReference(document, element, document.stringAt(element), 'from_tasks'));
-      if (many.length > 0) references = references.concat(many);
-      sourceForm = formOf(fromTask !== NONE, fromTasks !== NONE, 'single', 'many', 'both');
-      if (sourceForm === 'many' && ofKind(document, fromTasks, 'array') !== NONE && elements.length === 0) {
-        sourceForm = 'empty';
-      }
-      field = ofKind(document, fieldValue, 'string');
-    }
-    this.sourceForm = sourceForm;
-    this.references = references;
-    this.fieldEntry = field;
-    this.field = field === NONE ? undefined : document.stringAt(field);
-
-    const metadataEntry = ofKind(document, metadata, 'object');
-    this.metadataDagIdEntry =
-      metadataEntry === NONE ? NONE : ofKind(document, document.pick(metadataEntry, ['dag_id'])[0]!, 'string');
-    this.metadataDagId = this.metadataDagIdEntry === NONE ? undefined : document.stringAt(this.metadataDagIdEntry);
+  private path(...rest: PropertyKey[]): PropertyKey[] {
+    return ['tasks', this.index, ...rest];
   }
 
   get node(): ObjectNode {
-    return this.document.node(this.entry) as ObjectNode;
+    return this.document.nodeAt(this.path()) as ObjectNode;
   }
   get idNode(): StringNode | undefined {
-    return nodeAt(this.document, this.idEntry);
+    return nodeAt(this.document, this.id !== undefined, this.path('task_id'));
   }
   get capabilityNode(): StringNode | undefined {
-    return nodeAt(this.document, this.capabilityEntry);
+    return nodeAt(this.document, this.hasCapability, this.path('capability'));
   }
   get inputNode(): ObjectNode | undefined {
-    return nodeAt(this.document, this.inputEntry);
+    return nodeAt(this.document, this.inputForm !== 'absent', this.path('input'));
   }
   get sourceNode(): ObjectNode | undefined {
-    return nodeAt(this.document, this.sourceEntry);
+    return nodeAt(this.document, this.sourceForm !== 'absent', this.path('input', 'source'));
   }
   get fieldNode(): StringNode | undefined {
-    return nodeAt(this.document, this.fieldEntry);
+    return nodeAt(this.document, this.field !== undefined, this.path('input', 'source', 'field'));
   }
   get metadataDagIdNode(): StringNode | undefined {
-    return nodeAt(this.document, this.metadataDagIdEntry);
+    return nodeAt(this.document, this.metadataDagId !== undefined, this.path('metadata', 'dag_id'));
   }
 }
 
-/** Which of two mutually exclusive forms an object takes; 'neither' when it takes none. */
-function formOf<A, B, C>(first: boolean, second: boolean, a: A, b: B, both: C): A | B | C | 'neither' {
-  return first && second ? both : first ? a : second ? b : 'neither';
+/** Which of two mutually exclusive forms an input takes. */
+function formOf(literal: boolean, reference: boolean): InputForm {
+  return literal && reference ? 'both' : literal ? 'literal' : reference ? 'reference' : 'neither';
+}
+
+function sourceFormOf(source: PlainObject): SourceForm {
+  const single = has(source, 'from_task');
+  const many = has(source, 'from_tasks');
+  if (single && many) return 'both';
+  if (single) return 'single';
+  if (!many) return 'neither';
+  const list = source.from_tasks;
+  return Array.isArray(list) && list.length === 0 ? 'empty' : 'many';
 }
 
 export class EdgeDeclaration {
   readonly from: string | undefined;
   readonly to: string | undefined;
   readonly streamEligible: boolean;
-  private readonly fromEntry: number;
-  private readonly toEntry: number;
 
   constructor(
     private readonly document: JsonDocument,
-    private readonly entry: number,
+    edge: PlainObject,
     /** The position in `edges`. */
     readonly index: number,
   ) {
-    const edge = document.pick(entry, EDGE_KEYS);
-    const from = edge[0]!;
-    const to = edge[1]!;
-    const streamEligible = edge[2]!;
-    this.fromEntry = ofKind(document, from, 'string');
-    this.toEntry = ofKind(document, to, 'string');
-    this.from = this.fromEntry === NONE ? undefined : document.stringAt(this.fromEntry);
-    this.to = this.toEntry === NONE ? undefined : document.stringAt(this.toEntry);
-    this.streamEligible =
-      ofKind(document, streamEligible, 'boolean') !== NONE && document.node(streamEligible).value === true;
+    this.from = ownString(edge, 'from');
+    this.to = ownString(edge, 'to');
+    this.streamEligible = own(edge, 'stream_eligible') === true;
   }
 
   get node(): ObjectNode {
-    return this.document.node(this.entry) as ObjectNode;
+    return this.document.nodeAt(['edges', this.index]) as ObjectNode;
   }
   get fromNode(): StringNode | undefined {
-    return nodeAt(this.document, this.fromEntry);
+    return nodeAt(this.document, this.from !== undefined, ['edges', this.index, 'from']);
   }
   get toNode(): StringNode | undefined {
-    return nodeAt(this.document, this.toEntry);
+    return nodeAt(this.document, this.to !== undefined, ['edges', this.index, 'to']);
   }
 }
 
 export interface DagModel {
+  /** The top-level object (found on demand); undefined when the text holds no object. */
   readonly root: ObjectNode | undefined;
+  readonly dagId: string | undefined;
   readonly dagIdNode: StringNode | undefined;
   readonly tasks: readonly TaskDeclaration[];
   /** The first declaration of each id: later duplicates are reported and otherwise ignored. */
@@ -195,37 +225,38 @@ export interface DagModel {
 }
 
 /** The declarations made from the objects of an array (other elements are the schema check's concern). */
-function declarations<T>(
-  document: JsonDocument,
-  array: number,
-  declare: new (document: JsonDocument, entry: number, index: number) => T,
-): T[] {
-  const made: T[] = [];
-  if (ofKind(document, array, 'array') === NONE) return made;
-  document.elements(array).forEach((element, index) => {
-    if (document.kindOf(element) === 'object') made.push(new declare(document, element, index));
+function declarations<T>(list: unknown, declare: (object: PlainObject, index: number) => T): T[] {
+  if (!Array.isArray(list)) return [];
+  // Sized once (growing by push copied the array of 10,000 declarations a dozen times), trimmed at the end.
+  const made = new Array<T>(list.length);
+  let count = 0;
+  list.forEach((item: unknown, index) => {
+    if (isObject(item)) made[count++] = declare(item, index);
   });
+  made.length = count;
   return made;
 }
 
-export function buildModel({ document, root }: ParsedJson): DagModel {
-  if (root?.kind !== 'object')
-    return { root: undefined, dagIdNode: undefined, tasks: [], taskById: new Map(), edges: [] };
-  const dag = document.pick(0, ['dag_id', 'tasks', 'edges']);
-  const dagId = dag[0]!;
-  const tasksEntry = dag[1]!;
-  const edgesEntry = dag[2]!;
-  const tasks = declarations(document, tasksEntry, TaskDeclaration);
+export function buildModel({ document, value }: ParsedJson): DagModel {
+  const dag = isObject(value) ? value : undefined;
   const taskById = new Map<string, TaskDeclaration>();
-  for (const task of tasks) {
-    if (task.id !== undefined && !taskById.has(task.id)) taskById.set(task.id, task);
-  }
+  const tasks = declarations(own(dag, 'tasks'), (object, index) => {
+    const task = new TaskDeclaration(document, object, index, taskById);
+    if (task.id !== undefined && task.duplicateOf === undefined) taskById.set(task.id, task);
+    return task;
+  });
+  const dagId = ownString(dag, 'dag_id');
   return {
-    root,
-    dagIdNode: nodeAt(document, ofKind(document, dagId, 'string')),
+    dagId,
+    get root() {
+      return dag === undefined ? undefined : (document.root as ObjectNode);
+    },
+    get dagIdNode() {
+      return nodeAt<StringNode>(document, dagId !== undefined, ['dag_id']);
+    },
     tasks,
     taskById,
-    edges: declarations(document, edgesEntry, EdgeDeclaration),
+    edges: declarations(own(dag, 'edges'), (object, index) => new EdgeDeclaration(document, object, index)),
   };
 }
 

@@ -4,7 +4,7 @@
 // three times over, ajv's takes a tenth of it.
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { DagDiagnostic } from './diagnostic';
-import { type JsonNode, type ObjectNode, childOf } from './json';
+import { type JsonDocument, type JsonNode, type ObjectNode, childOf } from './json';
 import { dagJsonSchema } from './jsonSchema';
 import { InputSchema, ReferenceInputSchema } from './schema';
 
@@ -103,10 +103,12 @@ function inUnmeantBranch(root: JsonNode, error: ErrorObject): boolean {
 
 /** The problems as diagnostics, each on the node it concerns; `skip` drops those that another check words better. */
 export function schemaDiagnostics(
-  root: JsonNode | undefined,
+  document: JsonDocument,
   problems: readonly SchemaProblem[],
   skip: (path: Path) => boolean,
 ): DagDiagnostic[] {
+  // Nodes are found only for problems: a valid file's offsets are never needed.
+  const root = problems.length === 0 ? undefined : document.root;
   if (root === undefined) return [];
   if (root.kind !== 'object') {
     return [
