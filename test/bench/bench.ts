@@ -143,7 +143,7 @@ function countByCode(diagnostics: readonly { code: string }[]): string {
 }
 
 type Contender = 'analyzeDag' | 'service' | 'JSON.parse';
-const iterationsAt = (size: number): number => (size >= 100_000 ? 5 : size >= 10_000 ? 15 : 21);
+const iterationsAt = (size: number): number => (size >= 100_000 ? 7 : size >= 10_000 ? 31 : 41);
 
 /** The child's work: one contender on one text. */
 async function measureOne(contender: Contender, size: number, variant: Variant): Promise<Figure> {

@@ -1,9 +1,9 @@
 // The analysis entry point: text in, model and diagnostics out. Pure, total and iterative.
 import { type AnalysisLimits, type CheckOptions, runChecks } from './checks';
 import type { DagDiagnostic } from './diagnostic';
-import { type JsonDocument, parseJson } from './json';
+import { type JsonDocument, type SyntaxError, parseJson } from './json';
 import { type DagModel, buildModel } from './model';
-import { schemaDiagnostics, schemaProblems } from './schemaCheck';
+import { type SchemaProblem, schemaDiagnostics, schemaProblems } from './schemaCheck';
 
 export interface AnalysisOptions {
   readonly limits?: Partial<AnalysisLimits>;
@@ -19,17 +19,34 @@ export interface DagAnalysis {
   readonly diagnostics: readonly DagDiagnostic[];
 }
 
-export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnalysis {
+/**
+ * Parses, validates and models the text. The plain value lives only in here, so the checks that follow run without
+ * it: at 10,000 tasks, copying it in collections during the checks was a fifth of the analysis.
+ */
+function read(text: string): {
+  document: JsonDocument;
+  errors: readonly SyntaxError[];
+  problems: readonly SchemaProblem[];
+  model: DagModel;
+} {
   const parsed = parseJson(text);
-  const diagnostics: DagDiagnostic[] = parsed.errors.map((error) => ({
+  return {
+    document: parsed.document,
+    errors: parsed.errors,
+    problems: schemaProblems(parsed.value),
+    model: buildModel(parsed),
+  };
+}
+
+export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnalysis {
+  const { document, errors, problems, model } = read(text);
+  const diagnostics: DagDiagnostic[] = errors.map((error) => ({
     code: 'json-syntax',
     severity: 'error',
     start: error.offset,
     end: error.offset + error.length,
     message: error.message,
   }));
-  const problems = schemaProblems(parsed.value);
-  const model = buildModel(parsed);
   const checkOptions: CheckOptions = {
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     knownCapabilities: options.knownCapabilities,
@@ -41,7 +58,7 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
   );
   diagnostics.push(
     ...schemaDiagnostics(
-      parsed.document,
+      document,
       problems,
       (path) => path[0] === 'tasks' && path[2] === 'input' && shapeless.has(path[1] as number),
     ),
@@ -57,5 +74,5 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
     });
   });
   diagnostics.sort((a, b) => a.start - b.start || a.end - b.end);
-  return { document: parsed.document, model, diagnostics };
+  return { document, model, diagnostics };
 }

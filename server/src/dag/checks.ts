@@ -180,9 +180,11 @@ const nodeOfTask = (task: TaskDeclaration): number => (task.duplicateOf ?? task)
 function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
   const nodes = model.tasks;
   const nodeOf = (id: string): number | undefined => model.taskById.get(id)?.index;
+  // Arrays sized once, trimmed at the end: growing them by push was most of this function's allocation.
   const declaredFrom = new Int32Array(model.edges.length);
   const declaredTo = new Int32Array(model.edges.length);
-  const declared: EdgeDeclaration[] = [];
+  const declared = new Array<EdgeDeclaration>(model.edges.length);
+  let count = 0;
   for (let e = 0; e < model.edges.length; e++) {
     const edge = model.edges[e]!;
     const source = edge.from === undefined ? undefined : nodeOf(edge.from);
@@ -190,17 +192,16 @@ function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
     if (edge.from !== undefined && source === undefined) reportDangling(edge, 'from', edge.fromNode!, emit);
     if (edge.to !== undefined && target === undefined) reportDangling(edge, 'to', edge.toNode!, emit);
     if (source === undefined || target === undefined) continue;
-    declaredFrom[declared.length] = source;
-    declaredTo[declared.length] = target;
-    declared.push(edge);
+    declaredFrom[count] = source;
+    declaredTo[count] = target;
+    declared[count++] = edge;
   }
+  declared.length = count;
+  const numbers = new Int32Array(count);
+  for (let d = 0; d < count; d++) numbers[d] = d;
 
   // A later edge between the same pair is a duplicate: per target, in declaration order, mark each source once.
-  const into = adjacency(
-    nodes.length,
-    declaredTo.subarray(0, declared.length),
-    Int32Array.from({ length: declared.length }, (_, d) => d),
-  );
+  const into = adjacency(nodes.length, declaredTo.subarray(0, count), numbers);
   const markedFor = new Int32Array(nodes.length).fill(-1);
   const firstOf = new Int32Array(nodes.length);
   const duplicate = new Uint8Array(declared.length);
@@ -225,15 +226,17 @@ function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
       );
     }
   }
-  const from = new Int32Array(declared.length);
-  const to = new Int32Array(declared.length);
-  const edges: EdgeDeclaration[] = [];
-  for (let d = 0; d < declared.length; d++) {
+  const from = new Int32Array(count);
+  const to = new Int32Array(count);
+  const edges = new Array<EdgeDeclaration>(count);
+  let distinct = 0;
+  for (let d = 0; d < count; d++) {
     if (duplicate[d] === 1) continue;
-    from[edges.length] = declaredFrom[d]!;
-    to[edges.length] = declaredTo[d]!;
-    edges.push(declared[d]!);
+    from[distinct] = declaredFrom[d]!;
+    to[distinct] = declaredTo[d]!;
+    edges[distinct++] = declared[d]!;
   }
+  edges.length = distinct;
   return {
     nodes,
     nodeOf,
@@ -253,6 +256,19 @@ function reportDangling(edge: EdgeDeclaration, side: 'from' | 'to', end: StringN
     end,
     `Edge #${edge.index + 1} "${side}" names ${quoted(end)}, but no task has that id: fix the id or remove the edge.`,
   );
+}
+
+/**
+ * The source of an edge into `target` whose task has the id `id`: a reference normally has its edge, and comparing a
+ * few strings is cheaper than a lookup in a map of 100,000 ids.
+ */
+function sourceNamed(graph: TaskGraph, target: number, id: string): number | undefined {
+  const { offsets, targets } = graph.into;
+  for (let i = offsets[target]!; i < offsets[target + 1]!; i++) {
+    const source = graph.declaredFrom[targets[i]!]!;
+    if (graph.nodes[source]!.id === id) return source;
+  }
+  return undefined;
 }
 
 function checkReferences(model: DagModel, graph: TaskGraph, emit: Emit): void {
@@ -276,7 +292,8 @@ function checkReferences(model: DagModel, graph: TaskGraph, emit: Emit): void {
     }
     let streamWarned = false;
     for (let r = 0; r < task.referenceCount; r++) {
-      const upstream = graph.nodeOf(task.referencedId(r));
+      const id = task.referencedId(r);
+      const upstream = sourceNamed(graph, target, id) ?? graph.nodeOf(id);
       if (upstream === undefined) {
         emit(
           'unknown-task',

@@ -11,8 +11,9 @@ const isIdentStart = (c: string): boolean => (c >= 'a' && c <= 'z') || (c >= 'A'
 const isDigit = (c: string): boolean => c >= '0' && c <= '9';
 const isIdentPart = (c: string): boolean => isIdentStart(c) || isDigit(c);
 
+const fail = (offset: number, message: string): FieldPathParse => ({ ok: false, offset, message });
+
 export function parseFieldPath(path: string): FieldPathParse {
-  const fail = (offset: number, message: string): FieldPathParse => ({ ok: false, offset, message });
   if (!path.startsWith('data') || (path.length > 4 && isIdentPart(path[4]!))) {
     return fail(0, 'a field path starts with `data` (the output payload), e.g. `data.chunks[0]`');
   }
