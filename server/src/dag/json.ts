@@ -225,7 +225,7 @@ export class JsonDocument {
         node = { kind: 'string', offset, length, value: this.stringAt(index) };
         break;
       case NUMBER:
-        node = { kind: 'number', offset, length, value: Number(this.text.slice(offset, offset + length)) };
+        node = { kind: 'number', offset, length, value: this.numberAt(index) };
         break;
       case NULL:
         node = { kind: 'null', offset, length, value: null };
@@ -237,10 +237,31 @@ export class JsonDocument {
     return node;
   }
 
+  private numberAt(index: number): number {
+    const offset = this.offsets[index]!;
+    return Number(this.text.slice(offset, offset + this.lengths[index]!));
+  }
+
+  /** The value of a string, number, boolean or null entry, without making its node. */
+  private scalar(index: number): string | number | boolean | null {
+    switch (this.kinds[index]! & KIND) {
+      case STRING:
+        return this.stringAt(index);
+      case NUMBER:
+        return this.numberAt(index);
+      case TRUE:
+        return true;
+      case FALSE:
+        return false;
+      default:
+        return null;
+    }
+  }
+
   /** The plain value of an entry's subtree (JSON.parse semantics: the last of duplicate keys wins). */
   value(start: number): unknown {
     const kind = this.kinds[start]! & KIND;
-    if (kind !== OBJECT && kind !== ARRAY) return this.node(start).value;
+    if (kind !== OBJECT && kind !== ARRAY) return this.scalar(start);
     const result: unknown = kind === OBJECT ? {} : [];
     const open: { value: Record<string, unknown> | unknown[]; end: number }[] = [
       { value: result as Record<string, unknown> | unknown[], end: this.ends[start]! },
@@ -265,7 +286,7 @@ export class JsonDocument {
         index = valueIndex;
       }
       const valueKind = this.kinds[index]! & KIND;
-      const value: unknown = valueKind === OBJECT ? {} : valueKind === ARRAY ? [] : this.node(index).value;
+      const value: unknown = valueKind === OBJECT ? {} : valueKind === ARRAY ? [] : this.scalar(index);
       if (Array.isArray(container.value)) container.value.push(value);
       else setMember(container.value, key!, value);
       if (valueKind === OBJECT || valueKind === ARRAY) {
