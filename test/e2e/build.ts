@@ -1,0 +1,35 @@
+// What both e2e runners share: where things are, and the build of the extension and of the suite bundle.
+import { spawnSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import * as esbuild from 'esbuild';
+
+export const root = resolve(__dirname, '../..');
+/** The folder the test window opens: the diagnostics fixtures with their expectations. */
+export const workspace = join(root, 'test', 'fixtures', 'diagnostics');
+export const suiteFile = join(root, 'out', 'e2e', 'suite', 'index.js');
+
+export class Failure extends Error {}
+
+export function run(
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): void {
+  const result = spawnSync(command, args, { stdio: 'inherit', ...options });
+  if (result.status !== 0) throw new Failure(`${command} ${args.join(' ')} failed (exit ${String(result.status)})`);
+}
+
+/** Builds the extension (`npm run build`) and bundles the suite (mocha and vscode stay outside). */
+export async function buildExtensionAndSuite(): Promise<void> {
+  run('npm', ['run', 'build'], { cwd: root });
+  await esbuild.build({
+    entryPoints: [join(root, 'test', 'e2e', 'suite', 'index.ts')],
+    outfile: suiteFile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode', 'mocha'],
+    logLevel: 'warning',
+  });
+}

