@@ -502,8 +502,9 @@ function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
   // Without a '/' there can be no comment, and the scanner may skip all trivia itself (much faster).
   const scanner = createScanner(text, !text.includes('/'));
   const errors: SyntaxError[] = [];
-  // Panic mode: after an error, further errors wait until a token has been accepted cleanly, so one fault gives
-  // one diagnostic rather than a cascade.
+  // Panic mode: after an error, further errors wait until a separator or closer (`:` `,` `}` `]`) has been
+  // accepted where one belongs, so one fault gives one diagnostic rather than a cascade: after a missing value
+  // (`"from_task": ,"task_a",`) the string that follows is no proof of being back on track.
   let recovering = false;
   const report = (offset: number, length: number, message: string): void => {
     if (recovering) return;
@@ -538,11 +539,11 @@ function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
   };
   const tokenOffset = (): number => scanner.getTokenOffset();
   const tokenLength = (): number => scanner.getTokenLength();
-  const accept = (): void => {
+  const accept = (resynchronises = false): void => {
     const error = scanner.getTokenError();
     if (error !== ScanError.None) {
       report(tokenOffset(), tokenLength(), scanErrorMessages[error] ?? 'Invalid token');
-    } else {
+    } else if (resynchronises) {
       recovering = false;
     }
   };
@@ -567,6 +568,17 @@ function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
         stack.push({ index, kind: 'array', state: 'firstValue' });
         break;
       case SyntaxKind.StringLiteral: {
+        if (scanner.getTokenError() === ScanError.UnexpectedEndOfString) {
+          // The scanner ran to the end of the line, swallowing the `}` or `,` a person typed after it: end the
+          // string at the first blank or separator instead, and read the rest of the line again.
+          let end = offset + 1;
+          while (end < text.length && !' \t\r\n,:}]'.includes(text[end]!)) end++;
+          report(offset, end - offset, scanErrorMessages[ScanError.UnexpectedEndOfString]!);
+          index = document.add(STRING | flags | DECODED, offset, end - offset);
+          document.decoded.set(index, text.slice(offset + 1, end));
+          scanner.setPosition(end);
+          return index;
+        }
         const value = scanner.getTokenValue();
         const raw = length >= 2 && text.charCodeAt(offset + length - 1) === 0x22;
         const decoded = !raw || text.slice(offset + 1, offset + length - 1) !== value;
@@ -604,7 +616,7 @@ function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
   const close = (): void => {
     const frame = stack.pop()!;
     document.close(frame.index, tokenOffset() + tokenLength(), true);
-    accept();
+    accept(true);
   };
 
   const describe = (): string =>
@@ -671,11 +683,14 @@ function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
           break;
         case 'colon':
           if (token === SyntaxKind.ColonToken) {
-            accept();
+            accept(true);
             frame.state = 'value';
             next();
           } else {
             report(tokenOffset(), tokenLength(), `Colon expected after property name, found ${describe()}`);
+            // A string with neither colon nor value after it is no key: a value out of place, or a key being typed.
+            const key = document.count - 1;
+            if (!isValueStart()) document.kinds[key] = (document.kinds[key]! & ~KEY) | STRAY;
             if (isValueStart()) frame.state = 'value';
             else if (token === SyntaxKind.CloseBraceToken) {
               close();
@@ -700,7 +715,7 @@ function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
         case 'commaOrEnd':
           if (token === SyntaxKind.CommaToken) {
             commaOffset = tokenOffset();
-            accept();
+            accept(true);
             frame.state = 'key';
             next();
           } else if (token === SyntaxKind.CloseBraceToken) {
@@ -737,7 +752,7 @@ function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
         case 'commaOrEnd':
           if (token === SyntaxKind.CommaToken) {
             commaOffset = tokenOffset();
-            accept();
+            accept(true);
             frame.state = 'value';
             next();
           } else if (token === SyntaxKind.CloseBracketToken) {
