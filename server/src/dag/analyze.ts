@@ -21,7 +21,7 @@ export interface DagAnalysis {
 
 /**
  * Parses, validates and models the text. The plain value lives only in here, so the checks that follow run without
- * it: at 10,000 tasks, copying it in collections during the checks was a fifth of the analysis.
+ * it (collections during the checks no longer copy it: about a tenth off the analysis at 10,000 tasks).
  */
 function read(text: string): {
   document: JsonDocument;

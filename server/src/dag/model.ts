@@ -122,7 +122,7 @@ export class TaskDeclaration {
 
   /**
    * The id at `position` (below `referenceCount`) among the references, without making them: the checks read every
-   * task's references, and an object per reference was a tenth of the model's allocation.
+   * task's references, and an object per reference was a fifth of the analysis's own allocation.
    */
   referencedId(position: number): string {
     const element = this.elementOf(position);
@@ -239,7 +239,7 @@ export interface DagModel {
 /** The declarations made from the objects of an array (other elements are the schema check's concern). */
 function declarations<T>(list: unknown, declare: (object: PlainObject, index: number) => T): T[] {
   if (!Array.isArray(list)) return [];
-  // Sized once (growing by push copied the array of 10,000 declarations a dozen times), trimmed at the end.
+  // Sized once (growing by push copied the array of 10,000 declarations over a dozen times), trimmed at the end.
   const made = new Array<T>(list.length);
   let count = 0;
   list.forEach((item: unknown, index) => {

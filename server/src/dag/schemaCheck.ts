@@ -17,7 +17,7 @@ let everyProblem: ValidateFunction | undefined;
 
 /**
  * The schema's problems with the plain value of the text. A validator that stops at the first problem settles the
- * common case, a valid file, at a third of the cost; only a file with problems is validated again for all of them.
+ * common case, a valid file, at less than half the cost; only a file with problems is validated again for all of them.
  * Each validator is compiled on first use (some tens of milliseconds).
  */
 export function schemaProblems(value: unknown): readonly SchemaProblem[] {
