@@ -12,6 +12,7 @@ type Path = readonly PropertyKey[];
 
 export type SchemaProblem = ErrorObject;
 
+let schema: Record<string, unknown> | undefined;
 let firstProblem: ValidateFunction | undefined;
 let everyProblem: ValidateFunction | undefined;
 
@@ -21,9 +22,10 @@ let everyProblem: ValidateFunction | undefined;
  * Each validator is compiled on first use (some tens of milliseconds).
  */
 export function schemaProblems(value: unknown): readonly SchemaProblem[] {
-  firstProblem ??= new Ajv({ allErrors: false, strict: true }).compile(dagJsonSchema());
+  schema ??= dagJsonSchema();
+  firstProblem ??= new Ajv({ allErrors: false, strict: true }).compile(schema);
   if (firstProblem(value)) return [];
-  everyProblem ??= new Ajv({ allErrors: true, strict: true }).compile(dagJsonSchema());
+  everyProblem ??= new Ajv({ allErrors: true, strict: true }).compile(schema);
   return everyProblem(value) ? [] : (everyProblem.errors ?? []);
 }
 
@@ -53,7 +55,7 @@ function describeObject(root: JsonNode, path: Path): string {
   return `"${path.join('.')}"`;
 }
 
-/** The node an ajv instance path (a JSON Pointer) names, with its segments typed as `nodeAtPath` takes them. */
+/** The node an ajv instance path (a JSON Pointer) names, and its path with array indexes as numbers. */
 function locate(root: JsonNode, pointer: string): { node: JsonNode | undefined; path: PropertyKey[] } {
   const path: PropertyKey[] = [];
   let node: JsonNode | undefined = root;
