@@ -1,21 +1,21 @@
 // The language server, wired onto any connection: no module-level state, so tests can start several.
-import { type Connection, TextDocumentSyncKind, TextDocuments } from 'vscode-languageserver';
+import { type Connection, type ServerCapabilities, TextDocumentSyncKind, TextDocuments } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
+import { AnalysisCache } from './analyses';
 import { registerDiagnostics } from './features/diagnostics';
+import type { Feature, FeatureContext } from './features/feature';
+import { navigationFeature } from './features/navigation';
 import { type Settings, normalizeSettings } from './protocol/settings';
+import { WorkspaceDags } from './workspaceDags';
+
+/** The editor features, each in its own file under features/. */
+const FEATURES: readonly Feature[] = [navigationFeature];
 
 export function startServer(connection: Connection): void {
   const documents = new TextDocuments(TextDocument);
+  const analyses = new AnalysisCache();
   let canPullConfiguration = false;
   const settingsCache = new Map<string, Promise<Settings>>();
-
-  connection.onInitialize((params) => {
-    canPullConfiguration = params.capabilities.workspace?.configuration === true;
-    return {
-      capabilities: { textDocumentSync: TextDocumentSyncKind.Incremental },
-      serverInfo: { name: 'acmp-dag-language-server', version: '0.1.0' },
-    };
-  });
 
   const settingsFor = (uri: string): Promise<Settings> => {
     if (!canPullConfiguration) return Promise.resolve(normalizeSettings({}));
@@ -28,9 +28,27 @@ export function startServer(connection: Connection): void {
     }
     return settings;
   };
+  const context: FeatureContext = {
+    connection,
+    documents,
+    analyses,
+    settingsFor,
+    workspace: new WorkspaceDags(),
+  };
 
-  const diagnostics = registerDiagnostics(connection, documents, settingsFor);
-  documents.onDidClose((event) => settingsCache.delete(event.document.uri));
+  connection.onInitialize((params) => {
+    canPullConfiguration = params.capabilities.workspace?.configuration === true;
+    const capabilities: ServerCapabilities = { textDocumentSync: TextDocumentSyncKind.Incremental };
+    for (const feature of FEATURES) Object.assign(capabilities, feature.capabilities);
+    return { capabilities, serverInfo: { name: 'acmp-dag-language-server', version: '0.1.0' } };
+  });
+
+  const diagnostics = registerDiagnostics(context);
+  for (const feature of FEATURES) feature.register(context);
+  documents.onDidClose((event) => {
+    settingsCache.delete(event.document.uri);
+    analyses.forget(event.document.uri);
+  });
   connection.onDidChangeConfiguration(() => {
     settingsCache.clear();
     diagnostics.revalidateAll();

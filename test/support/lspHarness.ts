@@ -15,7 +15,8 @@ export interface PublishDiagnosticsParams {
   readonly diagnostics: Diagnostic[];
 }
 
-export const SERVER_BUNDLE = resolve(__dirname, '../../dist/server.js');
+/** The bundle `npm run build` makes; ACMP_SERVER_BUNDLE points elsewhere (a separate build while developing). */
+export const SERVER_BUNDLE = process.env.ACMP_SERVER_BUNDLE ?? resolve(__dirname, '../../dist/server.js');
 
 export interface LspSession {
   readonly connection: MessageConnection;

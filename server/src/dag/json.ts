@@ -25,6 +25,21 @@ export interface PropertyNode {
 }
 export type JsonNode = StringNode | ScalarNode | ObjectNode | ArrayNode;
 
+/** Where an offset lies in the document (see `JsonDocument.pathAt`). */
+export interface OffsetPath {
+  /** Property names and array indexes from the top-level value; empty when the offset is outside it. */
+  readonly path: readonly (string | number)[];
+  /**
+   * `entries[k]` is the entry at `path.slice(0, k)`, from the top-level value (`entries[0]`) down; the last is -1
+   * for a property typed without a value yet. Empty when the offset is outside the top-level value.
+   */
+  readonly entries: readonly number[];
+  /** `keys[k]` is the key entry of `path[k]`, or -1 for an array index. */
+  readonly keys: readonly number[];
+  /** The offset is on the key of the last property of the path, not on its value. */
+  readonly onKey: boolean;
+}
+
 export interface SyntaxError {
   readonly offset: number;
   readonly length: number;
@@ -194,6 +209,76 @@ export class JsonDocument {
   nodeAt(path: readonly PropertyKey[]): JsonNode | undefined {
     const entry = this.entryAt(path);
     return entry < 0 ? undefined : this.node(entry);
+  }
+
+  /**
+   * Where `offset` lies: the path from the top-level value down to the innermost node, or value slot, that holds it.
+   * Bounds are inclusive (a cursor just after a closing quote is still on that string), and a property typed
+   * without a value yet owns the space after its key up to the next comma. Objects are searched key by key, arrays
+   * by binary search, so a task in a 10,000-task file is found in a few dozen steps.
+   */
+  pathAt(offset: number): OffsetPath {
+    this.ensureIndexed();
+    const path: (string | number)[] = [];
+    const entries: number[] = [];
+    const keys: number[] = [];
+    const located = (onKey: boolean): OffsetPath => ({ path, entries, keys, onKey });
+    if (this.count === 0 || offset < this.offsets[0]! || offset > this.offsets[0]! + this.lengths[0]!) {
+      return located(false);
+    }
+    entries.push(0);
+    for (let entry = 0; ;) {
+      const kind = this.kinds[entry]! & KIND;
+      const start = this.offsets[entry]!;
+      const inside = offset > start && (offset < start + this.lengths[entry]! || (this.kinds[entry]! & CLOSED) === 0);
+      if (!inside || (kind !== OBJECT && kind !== ARRAY)) return located(false);
+      const stop = this.ends[entry]!;
+      let next = -1;
+      if (kind === OBJECT) {
+        for (let key = this.skipStrays(entry + 1, stop); key !== -1; key = this.nextKey(key, stop)) {
+          const keyStart = this.offsets[key]!;
+          if (offset < keyStart) break;
+          const keyEnd = keyStart + this.lengths[key]!;
+          const value = this.valueAfter(key, stop);
+          if (offset <= keyEnd) {
+            path.push(this.stringAt(key));
+            keys.push(key);
+            entries.push(value);
+            return located(true);
+          }
+          const inValue =
+            value !== -1
+              ? offset <= this.offsets[value]! + this.lengths[value]!
+              : this.text.lastIndexOf(',', offset - 1) < keyEnd;
+          if (!inValue) continue;
+          path.push(this.stringAt(key));
+          keys.push(key);
+          entries.push(value);
+          if (value === -1) return located(false);
+          next = value;
+          break;
+        }
+      } else {
+        const elements = this.elements(entry);
+        let low = 0;
+        let high = elements.length - 1;
+        // The last element starting at or before the offset.
+        while (low <= high) {
+          const middle = (low + high) >> 1;
+          if (this.offsets[elements[middle]!]! <= offset) low = middle + 1;
+          else high = middle - 1;
+        }
+        const element = elements[high];
+        if (element !== undefined && offset <= this.offsets[element]! + this.lengths[element]!) {
+          path.push(high);
+          keys.push(-1);
+          entries.push(element);
+          next = element;
+        }
+      }
+      if (next === -1) return located(false);
+      entry = next;
+    }
   }
 
   /** Marks a recovered parse: its entries are complete. */

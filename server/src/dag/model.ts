@@ -33,7 +33,9 @@ type FormatKey =
   | 'metadata'
   | 'from'
   | 'to'
-  | 'stream_eligible';
+  | 'stream_eligible'
+  | 'max_price_cu'
+  | 'input_tokens_est';
 
 // Plain reads and `in` are safe here because no format key is inherited from Object.prototype (an Object.hasOwn per
 // read was a fifth of the model's time at 100,000 tasks). `in` also sees a key typed without a value yet: the
@@ -43,6 +45,10 @@ const own = (object: PlainObject | undefined, key: FormatKey): unknown => object
 const ownString = (object: PlainObject | undefined, key: FormatKey): string | undefined => {
   const value = own(object, key);
   return typeof value === 'string' ? value : undefined;
+};
+const ownNumber = (object: PlainObject, key: FormatKey): number | undefined => {
+  const value = own(object, key);
+  return typeof value === 'number' ? value : undefined;
 };
 const ownObject = (object: PlainObject | undefined, key: FormatKey): PlainObject | undefined => {
   const value = own(object, key);
@@ -90,7 +96,10 @@ export class TaskDeclaration {
   /** How many task ids the source names (`from_task`, then the strings of `from_tasks`). */
   readonly referenceCount: number;
   readonly metadataDagId: string | undefined;
-  private readonly hasCapability: boolean;
+  readonly capability: string | undefined;
+  /** `max_price_cu` and `input_tokens_est` when they are numbers (for the DAG's figures). */
+  readonly maxPriceCu: number | undefined;
+  readonly inputTokensEst: number | undefined;
   private readonly fromTask: string | undefined;
   /** `from_tasks` as the text has it: its elements that are not strings are the schema check's concern. */
   private readonly fromTasks: readonly unknown[];
@@ -104,7 +113,9 @@ export class TaskDeclaration {
     private readonly registry: TaskRegistry,
   ) {
     this.id = ownString(task, 'task_id');
-    this.hasCapability = typeof own(task, 'capability') === 'string';
+    this.capability = ownString(task, 'capability');
+    this.maxPriceCu = ownNumber(task, 'max_price_cu');
+    this.inputTokensEst = ownNumber(task, 'input_tokens_est');
     const input = ownObject(task, 'input');
     this.inputForm =
       input === undefined ? 'absent' : formOf(has(input, 'type') || has(input, 'data'), has(input, 'source'));
@@ -167,7 +178,7 @@ export class TaskDeclaration {
     return nodeAt(this.document, this.id !== undefined, this.path('task_id'));
   }
   get capabilityNode(): StringNode | undefined {
-    return nodeAt(this.document, this.hasCapability, this.path('capability'));
+    return nodeAt(this.document, this.capability !== undefined, this.path('capability'));
   }
   get inputNode(): ObjectNode | undefined {
     return nodeAt(this.document, this.inputForm !== 'absent', this.path('input'));

@@ -1,17 +1,14 @@
 // Diagnostics on open and on every change, debounced per document; a stale analysis never overwrites a newer one.
-import type { Connection, TextDocuments } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import { analyzeDag } from '../dag/analyze';
 import { toLspDiagnostic } from '../protocol/diagnostics';
-import { type Settings, knownCapabilities } from '../protocol/settings';
+import { knownCapabilities } from '../protocol/settings';
+import type { FeatureContext } from './feature';
 
 export const DIAGNOSTICS_DEBOUNCE_MS = 150;
 
-export function registerDiagnostics(
-  connection: Connection,
-  documents: TextDocuments<TextDocument>,
-  settingsFor: (uri: string) => Promise<Settings>,
-): { revalidateAll(): void } {
+export function registerDiagnostics({ connection, documents, analyses, settingsFor }: FeatureContext): {
+  revalidateAll(): void;
+} {
   const timers = new Map<string, NodeJS.Timeout>();
 
   const validate = async (document: TextDocument): Promise<void> => {
@@ -19,7 +16,7 @@ export function registerDiagnostics(
     // The document may have changed or closed while the settings were fetched: only the newest version publishes.
     const current = documents.get(document.uri);
     if (current === undefined || current.version !== document.version) return;
-    const analysis = analyzeDag(document.getText(), {
+    const analysis = analyses.get(current, {
       limits: settings.limits,
       knownCapabilities: knownCapabilities(settings.providers),
     });

@@ -2,6 +2,7 @@
 import { type Diagnostic, DiagnosticSeverity } from 'vscode-languageserver-types';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DagDiagnostic, Severity } from '../dag/diagnostic';
+import { spanRange } from './ranges';
 
 export const DIAGNOSTIC_SOURCE = 'acmp-dag';
 
@@ -12,7 +13,7 @@ const severities: Record<Severity, DiagnosticSeverity> = {
 };
 
 export function toLspDiagnostic(document: TextDocument, diagnostic: DagDiagnostic): Diagnostic {
-  const range = (start: number, end: number) => ({ start: document.positionAt(start), end: document.positionAt(end) });
+  const range = (start: number, end: number) => spanRange(document, start, end);
   return {
     range: range(diagnostic.start, diagnostic.end),
     severity: severities[diagnostic.severity],

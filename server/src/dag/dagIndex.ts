@@ -1,0 +1,250 @@
+// Questions editor features ask about a whole DAG: where a task id occurs, what is upstream and downstream of a
+// task, the DAG's figures. Built once per model, on the first question, in passes linear in the file.
+import { type Adjacency, adjacency, depths } from './graph';
+import type { StringNode } from './json';
+import type { DagModel, EdgeDeclaration, TaskDeclaration } from './model';
+
+export type OccurrenceKind = 'declaration' | 'edge-from' | 'edge-to' | 'from_task' | 'from_tasks';
+
+/** One place a task id is written. */
+export interface Occurrence {
+  readonly kind: OccurrenceKind;
+  /** The task that declares or references the id; undefined for an edge end. */
+  readonly task: TaskDeclaration | undefined;
+  readonly edge: EdgeDeclaration | undefined;
+  readonly node: StringNode;
+}
+
+/** Where an occurrence is, cheaply: its node is found only when asked for. */
+interface Place {
+  readonly kind: OccurrenceKind;
+  readonly task?: TaskDeclaration;
+  readonly edge?: EdgeDeclaration;
+  /** Which reference of the task (see `TaskDeclaration.references`). */
+  readonly reference?: number;
+}
+
+export interface DagFigures {
+  readonly tasks: number;
+  readonly edges: number;
+  readonly roots: readonly string[];
+  readonly leaves: readonly string[];
+  /** Tasks on the longest path; undefined when the graph has a cycle. */
+  readonly depth: number | undefined;
+  readonly longestPath: readonly string[];
+  readonly maxPriceCu: number;
+  readonly inputTokensEst: number;
+  /** Tasks without a `max_price_cu` (so the sum is a lower bound when some lack it). */
+  readonly unpriced: number;
+}
+
+export class DagIndex {
+  private places: Map<string, Place[]> | undefined;
+  private graph: { successors: Adjacency; predecessors: Adjacency } | undefined;
+  private figureCache: DagFigures | undefined;
+
+  constructor(readonly model: DagModel) {}
+
+  /** Every place `id` is written, in no particular order: declarations, edge ends and references. */
+  occurrences(id: string): Occurrence[] {
+    return (this.placeMap().get(id) ?? []).map((place) => ({
+      kind: place.kind,
+      task: place.task,
+      edge: place.edge,
+      node: nodeOf(place),
+    }));
+  }
+
+  /** The task a graph node stands for (the first declaration of its id). */
+  task(node: number): TaskDeclaration {
+    return this.model.tasks[node]!;
+  }
+
+  /** The graph node of a task: the position of its id's first declaration in `model.tasks`. */
+  nodeOf(task: TaskDeclaration): number | undefined {
+    const first = task.id === undefined ? task : this.model.taskById.get(task.id);
+    return first === undefined ? undefined : positionOf(this.model.tasks, first);
+  }
+
+  /** The tasks with an edge into `task`, each once, in edge order. */
+  upstream(task: TaskDeclaration): TaskDeclaration[] {
+    return this.neighbours(task, this.adjacencies().predecessors);
+  }
+
+  /** The tasks with an edge from `task`, each once, in edge order. */
+  downstream(task: TaskDeclaration): TaskDeclaration[] {
+    return this.neighbours(task, this.adjacencies().successors);
+  }
+
+  /** Marks, by graph node, the tasks reachable from `task` along edges (`downstream`) or against them. */
+  reachable(task: TaskDeclaration, direction: 'downstream' | 'upstream'): Uint8Array {
+    const { successors, predecessors } = this.adjacencies();
+    const graph = direction === 'downstream' ? successors : predecessors;
+    const marks = new Uint8Array(this.model.tasks.length);
+    const start = this.nodeOf(task);
+    if (start === undefined) return marks;
+    const queue = [start];
+    marks[start] = 1;
+    for (let head = 0; head < queue.length; head++) {
+      const node = queue[head]!;
+      for (let e = graph.offsets[node]!; e < graph.offsets[node + 1]!; e++) {
+        const next = graph.targets[e]!;
+        if (marks[next] === 0) {
+          marks[next] = 1;
+          queue.push(next);
+        }
+      }
+    }
+    return marks;
+  }
+
+  figures(): DagFigures {
+    this.figureCache ??= this.computeFigures();
+    return this.figureCache;
+  }
+
+  private computeFigures(): DagFigures {
+    const { successors, predecessors } = this.adjacencies();
+    const tasks = this.model.tasks;
+    const roots: string[] = [];
+    const leaves: string[] = [];
+    let maxPriceCu = 0;
+    let inputTokensEst = 0;
+    let unpriced = 0;
+    for (let n = 0; n < tasks.length; n++) {
+      const task = tasks[n]!;
+      maxPriceCu += task.maxPriceCu ?? 0;
+      inputTokensEst += task.inputTokensEst ?? 0;
+      if (task.maxPriceCu === undefined) unpriced++;
+      if (task.id === undefined || task.duplicateOf !== undefined) continue;
+      if (predecessors.offsets[n] === predecessors.offsets[n + 1]) roots.push(task.id);
+      if (successors.offsets[n] === successors.offsets[n + 1]) leaves.push(task.id);
+    }
+    const depth = depths(successors);
+    let deepest = -1;
+    let acyclic = true;
+    for (let n = 0; n < tasks.length; n++) {
+      if (depth[n] === 0) acyclic = false;
+      if (deepest === -1 || depth[n]! > depth[deepest]!) deepest = n;
+    }
+    // Walk back from the deepest task through a predecessor one level shallower each time.
+    const longestPath: string[] = [];
+    for (let n = acyclic ? deepest : -1; n !== -1;) {
+      longestPath.push(tasks[n]!.id ?? `#${tasks[n]!.index + 1}`);
+      let previous = -1;
+      for (let e = predecessors.offsets[n]!; e < predecessors.offsets[n + 1]!; e++) {
+        if (depth[predecessors.targets[e]!] === depth[n]! - 1) previous = predecessors.targets[e]!;
+      }
+      n = previous;
+    }
+    longestPath.reverse();
+    return {
+      tasks: tasks.length,
+      edges: this.model.edges.length,
+      roots,
+      leaves,
+      depth: acyclic ? (deepest === -1 ? 0 : depth[deepest]) : undefined,
+      longestPath,
+      maxPriceCu,
+      inputTokensEst,
+      unpriced,
+    };
+  }
+
+  private neighbours(task: TaskDeclaration, graph: Adjacency): TaskDeclaration[] {
+    const node = this.nodeOf(task);
+    if (node === undefined) return [];
+    const seen = new Set<number>();
+    const found: TaskDeclaration[] = [];
+    for (let e = graph.offsets[node]!; e < graph.offsets[node + 1]!; e++) {
+      const next = graph.targets[e]!;
+      if (!seen.has(next)) {
+        seen.add(next);
+        found.push(this.model.tasks[next]!);
+      }
+    }
+    return found;
+  }
+
+  /** Successors and predecessors over the edges whose both ends name a task (dangling edges are left out). */
+  private adjacencies(): { successors: Adjacency; predecessors: Adjacency } {
+    if (this.graph === undefined) {
+      const from: number[] = [];
+      const to: number[] = [];
+      for (const edge of this.model.edges) {
+        const source = edge.from === undefined ? undefined : this.model.taskById.get(edge.from);
+        const target = edge.to === undefined ? undefined : this.model.taskById.get(edge.to);
+        if (source === undefined || target === undefined) continue;
+        from.push(positionOf(this.model.tasks, source));
+        to.push(positionOf(this.model.tasks, target));
+      }
+      const count = this.model.tasks.length;
+      this.graph = { successors: adjacency(count, from, to), predecessors: adjacency(count, to, from) };
+    }
+    return this.graph;
+  }
+
+  private placeMap(): Map<string, Place[]> {
+    if (this.places !== undefined) return this.places;
+    const places = new Map<string, Place[]>();
+    const add = (id: string | undefined, place: Place): void => {
+      if (id === undefined) return;
+      const list = places.get(id);
+      if (list === undefined) places.set(id, [place]);
+      else list.push(place);
+    };
+    for (const task of this.model.tasks) {
+      add(task.id, { kind: 'declaration', task });
+      for (let reference = 0; reference < task.referenceCount; reference++) {
+        add(task.referencedId(reference), {
+          kind: task.references[reference]!.via,
+          task,
+          reference,
+        });
+      }
+    }
+    for (const edge of this.model.edges) {
+      add(edge.from, { kind: 'edge-from', edge });
+      add(edge.to, { kind: 'edge-to', edge });
+    }
+    this.places = places;
+    return places;
+  }
+}
+
+function nodeOf(place: Place): StringNode {
+  switch (place.kind) {
+    case 'declaration':
+      return place.task!.idNode!;
+    case 'edge-from':
+      return place.edge!.fromNode!;
+    case 'edge-to':
+      return place.edge!.toNode!;
+    default:
+      return place.task!.references[place.reference!]!.node;
+  }
+}
+
+/** A declaration's position in `model.tasks` (declarations are in text order, so a binary search on `index`). */
+function positionOf(tasks: readonly TaskDeclaration[], task: TaskDeclaration): number {
+  let low = 0;
+  let high = tasks.length - 1;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (tasks[middle]!.index < task.index) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+const indexes = new WeakMap<DagModel, DagIndex>();
+
+/** The index of a model, made on first use and kept as long as the model lives. */
+export function dagIndex(model: DagModel): DagIndex {
+  let index = indexes.get(model);
+  if (index === undefined) {
+    index = new DagIndex(model);
+    indexes.set(model, index);
+  }
+  return index;
+}

@@ -1,0 +1,31 @@
+// What every editor feature gets, and what it declares: one file a feature, each registering its handlers.
+import type { Connection, ServerCapabilities, TextDocuments } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import type { AnalysisCache } from '../analyses';
+import type { DagAnalysis } from '../dag/analyze';
+import type { Settings } from '../protocol/settings';
+import type { WorkspaceDags } from '../workspaceDags';
+
+export interface FeatureContext {
+  readonly connection: Connection;
+  readonly documents: TextDocuments<TextDocument>;
+  readonly analyses: AnalysisCache;
+  readonly settingsFor: (uri: string) => Promise<Settings>;
+  /** The DAG files of the workspace folders, open or not. */
+  readonly workspace: WorkspaceDags;
+}
+
+export interface Feature {
+  /** Merged into the server's answer to `initialize`. */
+  readonly capabilities: ServerCapabilities;
+  register(context: FeatureContext): void;
+}
+
+/** The open document at `uri` and its current analysis; undefined when the client has not opened it. */
+export function analysisOf(
+  context: FeatureContext,
+  uri: string,
+): { document: TextDocument; analysis: DagAnalysis } | undefined {
+  const document = context.documents.get(uri);
+  return document === undefined ? undefined : { document, analysis: context.analyses.get(document) };
+}
