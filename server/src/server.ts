@@ -2,14 +2,32 @@
 import { type Connection, type ServerCapabilities, TextDocumentSyncKind, TextDocuments } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { AnalysisCache } from './analyses';
+import { codeActionsFeature } from './features/codeActions';
+import { completionFeature } from './features/completion';
 import { registerDiagnostics } from './features/diagnostics';
 import type { Feature, FeatureContext } from './features/feature';
+import { foldingFeature } from './features/folding';
+import { formattingFeature } from './features/formatting';
+import { hoverFeature } from './features/hover';
 import { navigationFeature } from './features/navigation';
+import { renameFeature } from './features/rename';
+import { selectionRangesFeature } from './features/selectionRanges';
+import { symbolsFeature } from './features/symbols';
 import { type Settings, normalizeSettings } from './protocol/settings';
 import { WorkspaceDags } from './workspaceDags';
 
 /** The editor features, each in its own file under features/. */
-const FEATURES: readonly Feature[] = [navigationFeature];
+const FEATURES: readonly Feature[] = [
+  codeActionsFeature,
+  completionFeature,
+  foldingFeature,
+  formattingFeature,
+  hoverFeature,
+  navigationFeature,
+  renameFeature,
+  selectionRangesFeature,
+  symbolsFeature,
+];
 
 export function startServer(connection: Connection): void {
   const documents = new TextDocuments(TextDocument);
@@ -33,11 +51,12 @@ export function startServer(connection: Connection): void {
     documents,
     analyses,
     settingsFor,
-    workspace: new WorkspaceDags(),
+    workspace: new WorkspaceDags(connection, documents, analyses),
   };
 
   connection.onInitialize((params) => {
     canPullConfiguration = params.capabilities.workspace?.configuration === true;
+    context.workspace.setFolders(params);
     const capabilities: ServerCapabilities = { textDocumentSync: TextDocumentSyncKind.Incremental };
     for (const feature of FEATURES) Object.assign(capabilities, feature.capabilities);
     return { capabilities, serverInfo: { name: 'acmp-dag-language-server', version: '0.1.0' } };
@@ -45,6 +64,8 @@ export function startServer(connection: Connection): void {
 
   const diagnostics = registerDiagnostics(context);
   for (const feature of FEATURES) feature.register(context);
+  connection.onInitialized(() => context.workspace.scanInBackground());
+  connection.onDidChangeWatchedFiles(({ changes }) => context.workspace.filesChanged(changes));
   documents.onDidClose((event) => {
     settingsCache.delete(event.document.uri);
     analyses.forget(event.document.uri);

@@ -1,6 +1,7 @@
 // Starts the built language server as a real process and talks LSP to it over stdio.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   type MessageConnection,
   StreamMessageReader,
@@ -8,6 +9,17 @@ import {
   createMessageConnection,
 } from 'vscode-jsonrpc/node';
 import type { Diagnostic } from 'vscode-languageserver-types';
+
+/** `workspace/didChangeWatchedFiles`: 1 created, 2 changed, 3 deleted. */
+export interface FileEvent {
+  readonly uri: string;
+  readonly type: 1 | 2 | 3;
+}
+
+export interface SessionOptions {
+  /** A folder on disk, opened as the workspace (`rootUri` and `workspaceFolders` of `initialize`). */
+  readonly workspaceFolder?: string;
+}
 
 export interface PublishDiagnosticsParams {
   readonly uri: string;
@@ -26,10 +38,12 @@ export interface LspSession {
   open(uri: string, text: string, version?: number): Promise<void>;
   change(uri: string, version: number, text: string): Promise<void>;
   close(uri: string): Promise<void>;
+  /** What the client's file watcher reports. */
+  filesChanged(changes: readonly FileEvent[]): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startLspSession(configuration: unknown = {}): Promise<LspSession> {
+export async function startLspSession(configuration: unknown = {}, options: SessionOptions = {}): Promise<LspSession> {
   const child = spawn(process.execPath, [SERVER_BUNDLE, '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const connection = createMessageConnection(
     new StreamMessageReader(child.stdout),
@@ -52,9 +66,12 @@ export async function startLspSession(configuration: unknown = {}): Promise<LspS
     params.items.map(() => configuration),
   );
   connection.listen();
+  const folder = options.workspaceFolder;
+  const folders = folder === undefined ? null : [{ uri: pathToFileURL(folder).href, name: basename(folder) }];
   await connection.sendRequest('initialize', {
     processId: process.pid,
-    rootUri: null,
+    rootUri: folders?.[0]?.uri ?? null,
+    workspaceFolders: folders,
     capabilities: { workspace: { configuration: true } },
   });
   await connection.sendNotification('initialized', {});
@@ -73,6 +90,7 @@ export async function startLspSession(configuration: unknown = {}): Promise<LspS
         contentChanges: [{ text }],
       }),
     close: (uri) => connection.sendNotification('textDocument/didClose', { textDocument: { uri } }),
+    filesChanged: (changes) => connection.sendNotification('workspace/didChangeWatchedFiles', { changes }),
     stop: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       await connection.sendRequest('shutdown');

@@ -4,6 +4,10 @@ import { z } from 'zod';
 
 const nonEmpty = z.string();
 
+/** The `type` taxonomy of Layer 2 §1.1 (any string is accepted; these are the ones completion offers). */
+export const TYPE_TAXONOMY = ['text', 'json', 'image/png', 'image/jpeg', 'audio/wav', 'binary'] as const;
+export const TIERS = ['S', 'A', 'B'] as const;
+
 export const FieldPathSchema = z
   .string()
   .describe(
@@ -31,7 +35,8 @@ export const LiteralInputSchema = z
       .string()
       .describe(
         'MIME-like type: `text`, `json`, `image/png`, `image/jpeg`, `audio/wav`, `binary` (any string is accepted).',
-      ),
+      )
+      .meta({ examples: [...TYPE_TAXONOMY] }),
     data: z
       .unknown()
       .refine((value) => value !== undefined, { message: 'missing' })
@@ -49,9 +54,6 @@ export const InputSchema = z
   .union([ReferenceInputSchema, LiteralInputSchema])
   .describe('A literal input `{type, data}` or an input reference `{source: {...}}` (Layer 2 §1.1).');
 
-export const TYPE_TAXONOMY = ['text', 'json', 'image/png', 'image/jpeg', 'audio/wav', 'binary'] as const;
-export const TIERS = ['S', 'A', 'B'] as const;
-
 export const MetadataSchema = z
   .looseObject({
     requester: z.string().optional().describe('Who asked for the task, e.g. `agent:hermes-7b:eu-west`.'),
@@ -65,7 +67,11 @@ export const TaskSchema = z
     task_id: z.string().describe('Unique task identifier, of the form `task_<random>`.'),
     capability: z.string().describe('Capability tag matching ARD registry entries, e.g. `sentiment-analysis`.'),
     input: InputSchema,
-    output_type: z.string().optional().describe('Expected output format. Default: `json`.'),
+    output_type: z
+      .string()
+      .optional()
+      .describe('Expected output format. Default: `json`.')
+      .meta({ examples: [...TYPE_TAXONOMY] }),
     input_tokens_est: z.int().nonnegative().optional().describe('Buyer’s estimate of input tokens. Informational.'),
     max_price_cu: z.number().nonnegative().optional().describe('Maximum price in CU the buyer will pay for this task.'),
     preferred_tier: z.enum(TIERS).optional().describe('Preferred quality tier (`S`, `A`, `B`). Informational.'),

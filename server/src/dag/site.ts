@@ -28,6 +28,12 @@ export type Site =
   | { readonly kind: 'field'; readonly task: TaskDeclaration; readonly node: JsonNode | undefined }
   | { readonly kind: 'capability'; readonly task: TaskDeclaration; readonly node: JsonNode | undefined }
   | { readonly kind: 'dag-id'; readonly node: JsonNode | undefined }
+  /** The `input` of a task: its value slot, or a place between its properties. */
+  | { readonly kind: 'input'; readonly task: TaskDeclaration; readonly node: JsonNode | undefined }
+  /** Between the elements of `tasks` or `edges`, where a new one would go. */
+  | { readonly kind: 'new-element'; readonly list: 'tasks' | 'edges' }
+  /** Between the properties of an object of the format, where a new one would go. */
+  | { readonly kind: 'new-property'; readonly owner: ObjectKind }
   | { readonly kind: 'property'; readonly owner: ObjectKind; readonly key: string; readonly keyNode: StringNode }
   | { readonly kind: 'other' };
 
@@ -82,7 +88,19 @@ export function siteAt(document: JsonDocument, model: DagModel, offset: number):
     return owner === undefined ? { kind: 'other' } : { kind: 'property', owner, key: keyNode.value, keyNode };
   }
   const [top, position, key, sourceKey, member] = path;
+  // Inside a container's brackets, not on its boundary (a cursor before `{` is on the value as a whole).
+  const within =
+    (node?.kind === 'object' || node?.kind === 'array') &&
+    offset > node.offset &&
+    (offset < node.offset + node.length || !node.closed);
   if (path.length === 1 && top === 'dag_id') return { kind: 'dag-id', node };
+  if (path.length === 1 && (top === 'tasks' || top === 'edges') && within && node.kind === 'array') {
+    return { kind: 'new-element', list: top };
+  }
+  if (within && node.kind === 'object') {
+    const owner = objectKind(path);
+    if (owner !== undefined && owner !== 'input') return { kind: 'new-property', owner };
+  }
   if (typeof position !== 'number') return { kind: 'other' };
   if (top === 'edges') {
     const edge = edgeAt(model, position);
@@ -95,6 +113,7 @@ export function siteAt(document: JsonDocument, model: DagModel, offset: number):
   if (task === undefined) return { kind: 'other' };
   if (path.length === 3 && key === 'task_id') return { kind: 'task-id', task, node };
   if (path.length === 3 && key === 'capability') return { kind: 'capability', task, node };
+  if (path.length === 3 && key === 'input') return { kind: 'input', task, node };
   if (key !== 'input' || sourceKey !== 'source') return { kind: 'other' };
   if (member === 'from_task' && path.length === 5) return { kind: 'reference', task, via: 'from_task', node };
   if (member === 'field' && path.length === 5) return { kind: 'field', task, node };

@@ -2,9 +2,7 @@
 // workspace/configuration). Declared once here; a test checks package.json against these defaults.
 import { z } from 'zod';
 import { DEFAULT_LIMITS } from '../dag/analyze';
-
-/** The capabilities of the built-in provider, which serves a run when no provider is configured. */
-export const BUILTIN_CAPABILITIES = ['text-split', 'sentiment-analysis', 'result-aggregation', 'echo'] as const;
+import { BUILTIN_CAPABILITIES } from '../run/builtin/catalog';
 
 export const ProviderSchema = z.object({
   id: z.string(),

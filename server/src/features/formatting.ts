@@ -1,0 +1,100 @@
+// Document and range formatting through jsonc-parser, which changes only the whitespace between tokens and skips
+// the neighbourhood of most broken ones, with the editor's tab settings and the file's own line ending.
+import { type Edit, type Range as Span, ScanError, SyntaxKind, createScanner, format } from 'jsonc-parser';
+import type { FormattingOptions, Range, TextEdit } from 'vscode-languageserver';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { spanRange } from '../protocol/ranges';
+import type { Feature } from './feature';
+
+const LINE_BREAK = /\r\n|\r|\n/;
+
+/**
+ * The edit jsonc-parser made for the whitespace after the last token (which it always empties), redone by the
+ * editor's rules: final newlines kept unless `trimFinalNewlines`, one added with `insertFinalNewline`.
+ */
+function settleEnd(text: string, edits: Edit[], eol: string, options: FormattingOptions, span?: Span): void {
+  const last = edits[edits.length - 1];
+  const tailEdit = last !== undefined && last.offset + last.length === text.length ? last : undefined;
+  if (tailEdit === undefined) {
+    // No edit at the end: the text ends with its last token, or the end lies outside the range.
+    const reachesEnd = span === undefined || span.offset + span.length === text.length;
+    if (options.insertFinalNewline === true && reachesEnd && /[^ \t\r\n]$/.test(text)) {
+      edits.push({ offset: text.length, length: 0, content: eol });
+    }
+    return;
+  }
+  let newlines = text.slice(tailEdit.offset).split(LINE_BREAK).length - 1;
+  if (options.trimFinalNewlines === true) newlines = Math.min(newlines, 1);
+  if (options.insertFinalNewline === true) newlines = Math.max(newlines, 1);
+  tailEdit.content = eol.repeat(newlines);
+}
+
+/**
+ * Where the strings left open end. jsonc-parser would remove the line break after one, and the next line would then
+ * join the string: the one change of whitespace that alters the tokens.
+ */
+function openStringEnds(text: string): Set<number> {
+  const ends = new Set<number>();
+  const scanner = createScanner(text, true);
+  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    if (scanner.getTokenError() === ScanError.UnexpectedEndOfString) {
+      ends.add(scanner.getTokenOffset() + scanner.getTokenLength());
+    }
+  }
+  return ends;
+}
+
+/** The edit without the characters it would keep at either end (so re-indenting deletes two spaces, not the line). */
+function trimmed(text: string, { offset, length, content }: Edit): Edit {
+  let start = 0;
+  while (start < length && start < content.length && text[offset + start] === content[start]) start++;
+  let end = 0;
+  while (
+    end < length - start &&
+    end < content.length - start &&
+    text[offset + length - 1 - end] === content[content.length - 1 - end]
+  ) {
+    end++;
+  }
+  return { offset: offset + start, length: length - start - end, content: content.slice(start, content.length - end) };
+}
+
+/** The edits that format the document, or only `range` of it. */
+function formattingEdits(document: TextDocument, options: FormattingOptions, range?: Range): TextEdit[] {
+  const text = document.getText();
+  const eol = LINE_BREAK.exec(text)?.[0] ?? '\n';
+  const span: Span | undefined =
+    range === undefined
+      ? undefined
+      : {
+          offset: document.offsetAt(range.start),
+          length: document.offsetAt(range.end) - document.offsetAt(range.start),
+        };
+  const edits = format(text, span, {
+    tabSize: options.tabSize,
+    insertSpaces: options.insertSpaces,
+    eol,
+    insertFinalNewline: false,
+  });
+  settleEnd(text, edits, eol, options, span);
+  const keptBreaks = openStringEnds(text);
+  return edits
+    .filter((edit) => !keptBreaks.has(edit.offset))
+    .map((edit) => trimmed(text, edit))
+    .filter((edit) => edit.length > 0 || edit.content.length > 0)
+    .map((edit) => ({ range: spanRange(document, edit.offset, edit.offset + edit.length), newText: edit.content }));
+}
+
+export const formattingFeature: Feature = {
+  capabilities: { documentFormattingProvider: true, documentRangeFormattingProvider: true },
+  register({ connection, documents }) {
+    connection.onDocumentFormatting(({ textDocument, options }) => {
+      const document = documents.get(textDocument.uri);
+      return document === undefined ? [] : formattingEdits(document, options);
+    });
+    connection.onDocumentRangeFormatting(({ textDocument, range, options }) => {
+      const document = documents.get(textDocument.uri);
+      return document === undefined ? [] : formattingEdits(document, options, range);
+    });
+  },
+};

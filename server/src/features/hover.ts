@@ -1,0 +1,198 @@
+// Hover: on a task id, the task (capability, input, upstream and downstream, price); on `dag_id`, the DAG's figures;
+// on a field path, what it selects; on a capability, what the built-in provider does with it; on a property name,
+// the schema's documentation.
+import { type Hover, MarkupKind } from 'vscode-languageserver';
+import type { DagAnalysis } from '../dag/analyze';
+import { dagIndex } from '../dag/dagIndex';
+import { parseFieldPath } from '../dag/fieldPath';
+import { dagJsonSchema } from '../dag/jsonSchema';
+import type { TaskDeclaration } from '../dag/model';
+import { type ObjectKind, type Site, siteAt, siteString } from '../dag/site';
+import { nodeRange } from '../protocol/ranges';
+import { builtinCapability } from '../run/builtin/catalog';
+import { type Feature, analysisOf } from './feature';
+import { describeValue, knownOutput, preview } from './outputs';
+
+/** Inline code that survives backticks in the text. */
+export function code(text: string): string {
+  const fence = text.includes('`') ? '``' : '`';
+  return `${fence}${fence.length > 1 ? ' ' : ''}${text}${fence.length > 1 ? ' ' : ''}${fence}`;
+}
+
+/** At most `limit` ids, then how many more. */
+function idList(ids: readonly (string | undefined)[], none: string, limit = 12): string {
+  if (ids.length === 0) return none;
+  const shown = ids.slice(0, limit).map((id) => code(id ?? '(no id)'));
+  return ids.length > limit ? `${shown.join(', ')} and ${ids.length - limit} more` : shown.join(', ');
+}
+
+function inputSummary(task: TaskDeclaration): string {
+  const source = task.references.map((reference) => reference.taskId);
+  const field = task.field === undefined ? '' : ` (field ${code(task.field)})`;
+  switch (task.inputForm) {
+    case 'literal': {
+      const type = task.inputNode?.kind === 'object' ? task.inputNode.get('type') : undefined;
+      return `literal${type?.kind === 'string' ? ` ${code(type.value)}` : ''}`;
+    }
+    case 'reference':
+      return task.sourceForm === 'many'
+        ? `the outputs of ${idList(source, 'no task')}, in order${field}`
+        : `the output of ${idList(source, 'no task')}${field}`;
+    default:
+      return 'not valid yet';
+  }
+}
+
+function taskHover(analysis: DagAnalysis, id: string): string {
+  const task = analysis.model.taskById.get(id);
+  if (task === undefined) return `No task has the id ${code(id)}.`;
+  const index = dagIndex(analysis.model);
+  const lines = [
+    `**${code(id)}** · ${task.capability === undefined ? 'no capability' : code(task.capability)}`,
+    '',
+    `- input: ${inputSummary(task)}`,
+    `- upstream: ${idList(
+      index.upstream(task).map((t) => t.id),
+      'none (a root)',
+    )}`,
+    `- downstream: ${idList(
+      index.downstream(task).map((t) => t.id),
+      'none (a leaf)',
+    )}`,
+  ];
+  if (task.maxPriceCu !== undefined) lines.push(`- max_price_cu: ${task.maxPriceCu}`);
+  return lines.join('\n');
+}
+
+function dagHover(analysis: DagAnalysis, dagId: string): string {
+  const figures = dagIndex(analysis.model).figures();
+  const plural = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
+  const lines = [
+    `**${code(dagId)}** · ${plural(figures.tasks, 'task')}, ${plural(figures.edges, 'edge')}`,
+    '',
+    `- roots: ${idList(figures.roots, 'none')}`,
+    `- leaves: ${idList(figures.leaves, 'none')}`,
+    figures.depth === undefined
+      ? '- depth: undefined (the graph has a cycle)'
+      : `- depth: ${plural(figures.depth, 'task')}; longest path: ${figures.longestPath.map(code).join(' → ')}`,
+    `- Σ max_price_cu: ${Number(figures.maxPriceCu.toPrecision(12))}${
+      figures.unpriced > 0 ? ` (${figures.unpriced} of ${figures.tasks} tasks set none)` : ''
+    }`,
+    `- Σ input_tokens_est: ${figures.inputTokensEst}`,
+  ];
+  return lines.join('\n');
+}
+
+function fieldHover(analysis: DagAnalysis, task: TaskDeclaration, path: string): string {
+  const parsed = parseFieldPath(path);
+  if (!parsed.ok) return `Not a field path: ${parsed.message}.`;
+  const steps = parsed.segments
+    .slice(1)
+    .map((segment) => (typeof segment === 'number' ? `element ${segment}` : `member ${code(segment)}`));
+  const selects = steps.length === 0 ? 'the payload (`data`)' : `${steps.reverse().join(' of ')} of the payload`;
+  const upstreamIds = task.references.map((reference) => reference.taskId);
+  const lines = [`Selects ${selects} from the output of ${idList(upstreamIds, 'no task')}.`];
+  const upstream = analysis.model.taskById.get(upstreamIds[0] ?? '');
+  const output = upstream === undefined ? undefined : knownOutput(analysis, upstream);
+  if (output !== undefined) {
+    let value: unknown = output;
+    for (const segment of parsed.segments) {
+      value =
+        value !== null && typeof value === 'object' && Object.hasOwn(value, segment)
+          ? (value as Record<string | number, unknown>)[segment]
+          : undefined;
+    }
+    lines.push(
+      '',
+      value === undefined
+        ? `The documented output of ${code(upstream!.capability ?? '')} has no such member.`
+        : `In the documented output of ${code(upstream!.capability ?? '')}: ${describeValue(value)}, e.g.\n\n\`\`\`json\n${preview(value)}\n\`\`\``,
+    );
+  }
+  return lines.join('\n');
+}
+
+function capabilityHover(capability: string): string | undefined {
+  const builtin = builtinCapability(capability);
+  if (builtin === undefined) return undefined;
+  const output =
+    builtin.exampleOutput === 'the input' ? 'its input' : `\n\n\`\`\`json\n${preview(builtin.exampleOutput)}\n\`\`\``;
+  return `**${code(capability)}** (built-in provider): ${builtin.description}\n\n- input: ${builtin.input}\n- output: ${output}`;
+}
+
+type JsonSchemaObject = {
+  properties?: Record<string, JsonSchemaObject>;
+  anyOf?: JsonSchemaObject[];
+  description?: string;
+  items?: JsonSchemaObject;
+};
+
+/** The documentation of each property of each object kind, read from the generated JSON Schema. */
+const PROPERTY_DOCS: Record<ObjectKind, Record<string, JsonSchemaObject>> = (() => {
+  const dag = dagJsonSchema() as JsonSchemaObject;
+  const task = dag.properties!.tasks!.items!;
+  const inputBranches = task.properties!.input!.anyOf!;
+  const input = Object.assign({}, ...inputBranches.map((branch) => branch.properties)) as Record<
+    string,
+    JsonSchemaObject
+  >;
+  return {
+    dag: dag.properties!,
+    task: task.properties!,
+    edge: dag.properties!.edges!.items!.properties!,
+    input,
+    source: input.source!.properties!,
+    metadata: task.properties!.metadata!.properties!,
+  };
+})();
+
+function propertyHover(owner: ObjectKind, key: string): string | undefined {
+  const description = Object.hasOwn(PROPERTY_DOCS[owner], key) ? PROPERTY_DOCS[owner][key]!.description : undefined;
+  return description === undefined ? undefined : `${code(key)}: ${description}`;
+}
+
+function hoverText(analysis: DagAnalysis, site: Site): string | undefined {
+  switch (site.kind) {
+    case 'task-id':
+    case 'edge-end':
+    case 'reference': {
+      const id = siteString(site);
+      return id === undefined ? undefined : taskHover(analysis, id);
+    }
+    case 'dag-id': {
+      const id = siteString(site);
+      return id === undefined ? undefined : dagHover(analysis, id);
+    }
+    case 'field': {
+      const path = siteString(site);
+      return path === undefined ? undefined : fieldHover(analysis, site.task, path);
+    }
+    case 'capability': {
+      const capability = siteString(site);
+      return capability === undefined ? undefined : capabilityHover(capability);
+    }
+    case 'property':
+      return propertyHover(site.owner, site.key);
+    default:
+      return undefined;
+  }
+}
+
+export const hoverFeature: Feature = {
+  capabilities: { hoverProvider: true },
+  register(context) {
+    context.connection.onHover(({ textDocument, position }): Hover | null => {
+      const open = analysisOf(context, textDocument.uri);
+      if (open === undefined) return null;
+      const { document, analysis } = open;
+      const site = siteAt(analysis.document, analysis.model, document.offsetAt(position));
+      const text = hoverText(analysis, site);
+      if (text === undefined) return null;
+      const node = site.kind === 'property' ? site.keyNode : 'node' in site ? site.node : undefined;
+      return {
+        contents: { kind: MarkupKind.Markdown, value: text },
+        ...(node === undefined ? {} : { range: nodeRange(document, node) }),
+      };
+    });
+  },
+};

@@ -1,0 +1,72 @@
+// Rename of a task id from any of its places: the declaration, every edge end and every reference change together.
+import { ResponseError, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
+import { dagIndex } from '../dag/dagIndex';
+import { nodeRange } from '../protocol/ranges';
+import type { Feature } from './feature';
+import { taskIdAt } from './navigation';
+
+/** LSP's RequestFailed: the client shows the message. */
+const REQUEST_FAILED = -32803;
+
+/** Why `name` cannot be a task id, or undefined when it can. */
+export function invalidTaskId(name: string, previous: string): string | undefined {
+  if (name.length === 0) return 'A task id cannot be empty.';
+  // Printable, no spaces or quotes, so the id reads the same everywhere it is written (logs, CLI, reports).
+  if (!/^[\p{L}\p{N}_.:\-/@]+$/u.test(name)) {
+    return `${JSON.stringify(name)} is not a valid task id: use letters, digits and _ . : - / @ only.`;
+  }
+  if (previous.startsWith('task_') && !(name.startsWith('task_') && name.length > 'task_'.length)) {
+    return `${JSON.stringify(name)} is not of the form task_<random> (Layer 2 §1).`;
+  }
+  return undefined;
+}
+
+export const renameFeature: Feature = {
+  capabilities: { renameProvider: { prepareProvider: true } },
+  register(context) {
+    const { connection } = context;
+
+    connection.onPrepareRename(({ textDocument, position }) => {
+      const found = taskIdAt(context, textDocument.uri, position);
+      if (found === undefined) {
+        throw new ResponseError(REQUEST_FAILED, 'Only a task id can be renamed here: place the cursor on a task id.');
+      }
+      const declaration = found.analysis.model.taskById.get(found.id);
+      if (declaration === undefined) {
+        throw new ResponseError(REQUEST_FAILED, `No task declares ${JSON.stringify(found.id)}: nothing to rename.`);
+      }
+      const site = dagIndex(found.analysis.model)
+        .occurrences(found.id)
+        .find((occurrence) => {
+          const offset = found.document.offsetAt(position);
+          return occurrence.node.offset <= offset && offset <= occurrence.node.offset + occurrence.node.length;
+        });
+      // The id without its quotes, as the user edits it.
+      const node = site?.node ?? declaration.idNode!;
+      const range = nodeRange(found.document, { offset: node.offset + 1, length: Math.max(0, node.length - 2) });
+      return { range, placeholder: found.id };
+    });
+
+    connection.onRenameRequest(({ textDocument, position, newName }): WorkspaceEdit => {
+      const found = taskIdAt(context, textDocument.uri, position);
+      if (found === undefined) throw new ResponseError(REQUEST_FAILED, 'There is no task id here to rename.');
+      if (newName === found.id) return { changes: {} };
+      const invalid = invalidTaskId(newName, found.id);
+      if (invalid !== undefined) throw new ResponseError(REQUEST_FAILED, invalid);
+      const { model } = found.analysis;
+      if (model.taskById.has(newName)) {
+        const other = model.taskById.get(newName)!;
+        throw new ResponseError(
+          REQUEST_FAILED,
+          `Task #${other.index + 1} already has the id ${JSON.stringify(newName)}: task ids must be unique.`,
+        );
+      }
+      const newText = JSON.stringify(newName);
+      const edits: TextEdit[] = dagIndex(model)
+        .occurrences(found.id)
+        .sort((a, b) => a.node.offset - b.node.offset)
+        .map((occurrence) => ({ range: nodeRange(found.document, occurrence.node), newText }));
+      return { changes: { [textDocument.uri]: edits } };
+    });
+  },
+};

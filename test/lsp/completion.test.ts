@@ -1,0 +1,206 @@
+// Completion over stdio, as an editor asks for it: the items, their order, what they replace and insert.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { CompletionItem, CompletionList, TextEdit } from 'vscode-languageserver-types';
+import { CURSOR, applyEdits, atCursor, textOf } from '../support/cursor';
+import { DIAMOND } from '../support/diamond';
+import { type LspSession, startLspSession } from '../support/lspHarness';
+
+/** DIAMOND with `search` replaced by `replacement` (which marks the cursor). */
+function variant(search: string, replacement: string): string {
+  assert.ok(DIAMOND.includes(search), `the fixture has ${search}`);
+  return DIAMOND.replace(search, replacement);
+}
+
+describe('completion over stdio', () => {
+  let session: LspSession;
+  let counter = 0;
+  before(async () => {
+    session = await startLspSession({
+      providers: [
+        { id: 'local', transport: 'builtin' },
+        { id: 'gpu', transport: 'stdio', command: 'x', capabilities: ['image-caption'] },
+      ],
+    });
+  });
+  after(() => session.stop());
+
+  /** The items at the cursor of `marked`, in the order the editor shows them (by sortText, then label). */
+  async function complete(marked: string) {
+    const uri = `file:///completion-${++counter}.acmp-dag.json`;
+    const cursor = atCursor(marked, uri);
+    await session.open(uri, cursor.text);
+    const list = await session.connection.sendRequest<CompletionList>('textDocument/completion', {
+      textDocument: { uri },
+      position: cursor.position,
+    });
+    const items = [...list.items].sort(
+      (a, b) => (a.sortText ?? a.label).localeCompare(b.sortText ?? b.label) || a.label.localeCompare(b.label),
+    );
+    await session.close(uri);
+    return { items, labels: items.map((item) => item.label), cursor };
+  }
+
+  /** The text after accepting `item` (its one edit; snippets keep their placeholders). */
+  const accept = (cursor: ReturnType<typeof atCursor>, item: CompletionItem): string => {
+    assert.ok(item.textEdit && 'range' in item.textEdit, `${item.label} has a text edit`);
+    return applyEdits(cursor.document, [item.textEdit]);
+  };
+
+  test('an edge target offers the tasks that keep the graph acyclic first, never the source itself', async () => {
+    const { items, labels, cursor } = await complete(
+      variant(
+        '{ "from": "task_right", "to": "task_join" }',
+        `{ "from": "task_right", "to": "task_join" },\n    { "from": "task_right", "to": "task_j${CURSOR}" }`,
+      ),
+    );
+    // right → join exists already; right → split would close a cycle; right → right is a self-loop.
+    assert.deepEqual(labels, ['task_left', 'task_note', 'task_join', 'task_split']);
+    assert.match(items.at(-1)!.detail!, /text-split · would close a cycle \(upstream of task_right\)/);
+    assert.match(items.at(-2)!.detail!, /this edge exists already/);
+    assert.equal(items[0]!.labelDetails?.description, 'sentiment-analysis');
+    // The whole string being typed is replaced, quotes included.
+    assert.equal(textOf(cursor.document, (items[0]!.textEdit as TextEdit).range), '"task_j"');
+    assert.match(accept(cursor, items[0]!), /\{ "from": "task_right", "to": "task_left" \}/);
+  });
+
+  test('an edge source ranks the tasks downstream of the target last', async () => {
+    const { labels, items } = await complete(
+      variant(
+        '{ "from": "task_split", "to": "task_left" }',
+        `{ "from": "task_split", "to": "task_left" },\n    { "from": "${CURSOR}", "to": "task_left" }`,
+      ),
+    );
+    // split → left exists already; join is downstream of left.
+    assert.deepEqual(labels, ['task_right', 'task_note', 'task_split', 'task_join']);
+    assert.match(items.at(-1)!.detail!, /would close a cycle \(downstream of task_left\)/);
+  });
+
+  test('from_task inside a task: its upstream tasks first, never the task itself, its downstream last', async () => {
+    const { labels } = await complete(
+      variant(
+        '"from_task": "task_split", "field": "data.chunks[1]"',
+        `"from_task": "${CURSOR}", "field": "data.chunks[1]"`,
+      ),
+    );
+    // Inside task_right: split has an edge into it; join is downstream of it.
+    assert.deepEqual(labels, ['task_split', 'task_left', 'task_note', 'task_join']);
+  });
+
+  test('from_tasks offers the ids not listed yet, between elements and in a typed element', async () => {
+    const between = await complete(variant('["task_left", "task_right"]', `["task_left", ${CURSOR}]`));
+    assert.deepEqual(between.labels, ['task_right', 'task_split', 'task_note']);
+    assert.equal(accept(between.cursor, between.items[0]!).includes('["task_left", "task_right"]'), true);
+    const typed = await complete(variant('["task_left", "task_right"]', `["task_left", "task_r${CURSOR}"]`));
+    assert.deepEqual(typed.labels, ['task_right', 'task_split', 'task_note']);
+  });
+
+  test('task ids complete in text that is not valid JSON yet', async () => {
+    const { labels } = await complete(
+      variant('{ "from": "task_right", "to": "task_join" }\n', `{ "from": "task_right", "to": "task_${CURSOR}\n`),
+    );
+    assert.ok(labels.includes('task_left') && labels.includes('task_note'), labels.join());
+    assert.ok(!labels.includes('task_right'));
+  });
+
+  test('capabilities: the providers’, this file’s and none twice', async () => {
+    const { items, labels } = await complete(variant('"capability": "echo"', `"capability": "${CURSOR}"`));
+    assert.deepEqual(labels.slice(0, 5).sort(), [
+      'echo',
+      'image-caption',
+      'result-aggregation',
+      'sentiment-analysis',
+      'text-split',
+    ]);
+    assert.equal(new Set(labels).size, labels.length);
+    const sentiment = items.find((item) => item.label === 'sentiment-analysis')!;
+    assert.equal(sentiment.detail, 'provider local · 2 tasks here');
+    assert.match(sentiment.documentation as string, /AFINN/);
+    assert.equal(items.find((item) => item.label === 'image-caption')!.detail, 'provider gpu');
+  });
+
+  test('field paths follow the upstream’s documented output, members and indexes', async () => {
+    const { labels, items, cursor } = await complete(variant('"field": "data.chunks[1]"', `"field": "data.${CURSOR}"`));
+    assert.deepEqual(labels, ['data', 'data.chunks', 'data.count', 'data.chunks[0]', 'data.chunks[1]']);
+    assert.equal(items[1]!.detail, 'array (2 in the example)');
+    assert.match(accept(cursor, items[3]!), /"field": "data\.chunks\[0\]"/);
+  });
+
+  test('field paths of an echo are those of its literal input', async () => {
+    const marked = variant(
+      '"from_tasks": ["task_left", "task_right"]',
+      `"from_task": "task_note", "field": "d${CURSOR}"`,
+    );
+    const { labels } = await complete(marked);
+    assert.deepEqual(labels, ['data', 'data.lines', 'data.n', 'data.lines[0]']);
+  });
+
+  test('schema property names and values, each offered once', async () => {
+    const properties = await complete(variant('"capability": "echo", ', `"capability": "echo", ${CURSOR}`));
+    for (const name of [
+      'output_type',
+      'max_price_cu',
+      'preferred_tier',
+      'metadata',
+      'timeout_ms',
+      'input_tokens_est',
+    ]) {
+      assert.ok(properties.labels.includes(name), `${name} in ${properties.labels.join()}`);
+    }
+    assert.ok(!properties.labels.includes('capability'), 'a property already there is not offered');
+    assert.equal(new Set(properties.labels).size, properties.labels.length);
+
+    const tier = await complete(
+      variant('"capability": "echo", ', `"capability": "echo", "preferred_tier": ${CURSOR}, `),
+    );
+    assert.deepEqual(tier.labels.sort(), ['"A"', '"B"', '"S"']);
+
+    const type = await complete(variant('"type": "json", "data": { "lines"', `"type": "${CURSOR}", "data": { "lines"`));
+    assert.deepEqual(type.labels.sort(), [
+      '"audio/wav"',
+      '"binary"',
+      '"image/jpeg"',
+      '"image/png"',
+      '"json"',
+      '"text"',
+    ]);
+
+    const metadata = await complete(
+      variant('"capability": "echo", ', `"capability": "echo", "metadata": { ${CURSOR} }, `),
+    );
+    assert.deepEqual(metadata.labels.sort(), ['dag_id', 'priority', 'requester']);
+
+    const stream = await complete(
+      variant(
+        '{ "from": "task_split", "to": "task_left" }',
+        `{ "from": "task_split", "to": "task_left", "stream_eligible": ${CURSOR} }`,
+      ),
+    );
+    assert.deepEqual(stream.labels.sort(), ['false', 'true']);
+  });
+
+  test('snippets: a new task, a new edge, a literal input and a reference', async () => {
+    const task = await complete(variant('"tasks": [\n', `"tasks": [\n    ${CURSOR}\n`));
+    assert.deepEqual(task.labels, ['New task', 'New root task']);
+    // A fresh id, and a comma before the task that follows.
+    assert.match((task.items[0]!.textEdit as { newText: string }).newText, /"task_id": "\$\{1:task_06\}"[\s\S]*\},$/);
+
+    const edge = await complete(
+      variant(
+        '{ "from": "task_right", "to": "task_join" }',
+        `{ "from": "task_right", "to": "task_join" },\n    ${CURSOR}`,
+      ),
+    );
+    assert.deepEqual(edge.labels, ['New edge']);
+    assert.equal((edge.items[0]!.textEdit as { newText: string }).newText, '{ "from": "$1", "to": "$2" }');
+
+    const input = await complete(
+      variant(
+        '"capability": "echo", "input": { "type": "json", "data": { "lines": ["x"], "n": 1 } }',
+        `"capability": "echo", "input": ${CURSOR}`,
+      ),
+    );
+    assert.deepEqual(input.labels.slice(0, 3), ['Reference input', 'Aggregation input', 'Literal input']);
+    assert.equal((input.items[0]!.textEdit as { newText: string }).newText, '{ "source": { "from_task": "$1" } }');
+  });
+});

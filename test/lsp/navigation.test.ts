@@ -1,0 +1,195 @@
+// Navigation, rename and hover over stdio: definition, references, highlights, rename with its refusals, and what
+// hovering shows.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Hover, Location, WorkspaceEdit } from 'vscode-languageserver-types';
+import { analyzeDag } from '../../server/src/dag/analyze';
+import { CURSOR, applyEdits, atCursor, textOf } from '../support/cursor';
+import { DIAMOND } from '../support/diamond';
+import { type LspSession, startLspSession } from '../support/lspHarness';
+
+/** DIAMOND with the cursor after the first occurrence of `before` (the cursor goes at the `‸` in `marked`). */
+function cursorIn(marked: string): string {
+  const search = marked.replace(CURSOR, '');
+  assert.ok(DIAMOND.includes(search), `the fixture has ${search}`);
+  return DIAMOND.replace(search, marked);
+}
+
+describe('navigation, rename and hover over stdio', () => {
+  let session: LspSession;
+  let counter = 0;
+  before(async () => {
+    session = await startLspSession();
+  });
+  after(() => session.stop());
+
+  async function request<T>(method: string, marked: string, extra: object = {}) {
+    const uri = `file:///navigation-${++counter}.acmp-dag.json`;
+    const cursor = atCursor(marked, uri);
+    await session.open(uri, cursor.text);
+    try {
+      const result = await session.connection.sendRequest<T>(method, {
+        textDocument: { uri },
+        position: cursor.position,
+        ...extra,
+      });
+      return { result, cursor };
+    } finally {
+      await session.close(uri);
+    }
+  }
+
+  /** The text of each location, with the line it is on. */
+  const shown = (cursor: ReturnType<typeof atCursor>, locations: readonly { range: Location['range'] }[]) =>
+    locations.map(({ range }) => `${range.start.line + 1}:${textOf(cursor.document, range)}`);
+
+  test('go to definition from an edge end, from_task and a from_tasks element', async () => {
+    for (const marked of [
+      '{ "from": "task_split", "to": "task_le‸ft" }',
+      '"from_task": "‸task_split", "field": "data.chunks[0]"',
+      '["task_left", "task_right‸"]',
+    ]) {
+      const { result, cursor } = await request<Location[]>('textDocument/definition', cursorIn(marked));
+      const expected = /"(task_[a-z]*‸[a-z]*|‸task_[a-z]+)"/.exec(marked)![1]!.replace('‸', '');
+      assert.equal(result.length, 1, marked);
+      assert.equal(textOf(cursor.document, result[0]!.range), `"${expected}"`);
+      assert.match(cursor.text.split('\n')[result[0]!.range.start.line]!, new RegExp(`"task_id": "${expected}"`));
+    }
+  });
+
+  test('no definition off a task id, nor for an id no task declares', async () => {
+    assert.deepEqual(
+      (await request<Location[]>('textDocument/definition', cursorIn('"capability": "te‸xt-split"'))).result,
+      [],
+    );
+    const dangling = DIAMOND.replace('"to": "task_left" }', '"to": "task_lo‸st" }');
+    assert.deepEqual((await request<Location[]>('textDocument/definition', dangling)).result, []);
+  });
+
+  test('find all references: the declaration, every edge end and every source, in text order', async () => {
+    const marked = cursorIn('{ "task_id": "task_le‸ft"');
+    const { result, cursor } = await request<Location[]>('textDocument/references', marked, {
+      context: { includeDeclaration: true },
+    });
+    assert.deepEqual(shown(cursor, result), ['5:"task_left"', '10:"task_left"', '14:"task_left"', '16:"task_left"']);
+    const without = await request<Location[]>('textDocument/references', marked, {
+      context: { includeDeclaration: false },
+    });
+    assert.deepEqual(shown(without.cursor, without.result), ['10:"task_left"', '14:"task_left"', '16:"task_left"']);
+  });
+
+  test('document highlights mark the declaration as written and the others as read', async () => {
+    const { result, cursor } = await request<{ range: Location['range']; kind: number }[]>(
+      'textDocument/documentHighlight',
+      cursorIn('{ "from": "task_sp‸lit", "to": "task_left" }'),
+    );
+    assert.deepEqual(
+      result.map((highlight) => `${shown(cursor, [highlight])[0]} ${highlight.kind === 3 ? 'write' : 'read'}`),
+      [
+        '4:"task_split" write',
+        '6:"task_split" read',
+        '8:"task_split" read',
+        '14:"task_split" read',
+        '15:"task_split" read',
+      ],
+    );
+  });
+
+  test('rename from a reference changes the declaration, every edge end and every source', async () => {
+    const marked = cursorIn('"from_task": "task_spl‸it", "field": "data.chunks[1]"');
+    const prepared = await request<{ range: Location['range']; placeholder: string }>(
+      'textDocument/prepareRename',
+      marked,
+    );
+    assert.equal(prepared.result.placeholder, 'task_split');
+    // The id without its quotes, as the editor selects it for typing.
+    assert.equal(textOf(prepared.cursor.document, prepared.result.range), 'task_split');
+
+    const { result, cursor } = await request<WorkspaceEdit>('textDocument/rename', marked, { newName: 'task_chunker' });
+    const edits = result.changes![cursor.document.uri]!;
+    assert.equal(edits.length, 5);
+    const renamed = applyEdits(cursor.document, edits);
+    assert.equal(renamed, DIAMOND.replaceAll('"task_split"', '"task_chunker"'));
+    assert.deepEqual(analyzeDag(renamed).diagnostics, []);
+  });
+
+  test('rename refuses positions that are not task ids, names taken and names that are not ids', async () => {
+    const refusal = async (method: string, marked: string, extra: object = {}): Promise<string> => {
+      await assert.rejects(request(method, marked, extra), (error: Error) => {
+        refusalMessage = error.message;
+        return true;
+      });
+      return refusalMessage;
+    };
+    let refusalMessage = '';
+    assert.match(
+      await refusal('textDocument/prepareRename', cursorIn('"capability": "ec‸ho"')),
+      /Only a task id can be renamed/,
+    );
+    assert.match(await refusal('textDocument/prepareRename', cursorIn('"dag_id": "dag_dia‸mond"')), /Only a task id/);
+    const onLeft = cursorIn('{ "from": "task_split", "to": "task_le‸ft" }');
+    assert.match(
+      await refusal('textDocument/rename', onLeft, { newName: 'task_right' }),
+      /already has the id "task_right"/,
+    );
+    assert.match(await refusal('textDocument/rename', onLeft, { newName: 'task left' }), /not a valid task id/);
+    assert.match(await refusal('textDocument/rename', onLeft, { newName: 'left' }), /not of the form task_<random>/);
+    assert.match(await refusal('textDocument/rename', onLeft, { newName: '' }), /cannot be empty/);
+  });
+
+  const hoverText = async (marked: string): Promise<string | undefined> => {
+    const { result } = await request<Hover | null>('textDocument/hover', cursorIn(marked));
+    return result === null ? undefined : (result.contents as { value: string }).value;
+  };
+
+  test('hover on a task reference shows the task: capability, input, upstream, downstream', async () => {
+    const text = await hoverText('["task_left‸", "task_right"]');
+    assert.equal(
+      text,
+      [
+        '**`task_left`** · `sentiment-analysis`',
+        '',
+        '- input: the output of `task_split` (field `data.chunks[0]`)',
+        '- upstream: `task_split`',
+        '- downstream: `task_join`',
+      ].join('\n'),
+    );
+    assert.match(
+      (await hoverText('{ "from": "task_right", "to": "task_jo‸in" }'))!,
+      /input: the outputs of `task_left`, `task_right`, in order\n- upstream: `task_left`, `task_right`\n- downstream: none \(a leaf\)/,
+    );
+  });
+
+  test('hover on dag_id shows the DAG’s figures', async () => {
+    const priced = DIAMOND.replace(
+      '"capability": "text-split",',
+      '"capability": "text-split", "max_price_cu": 0.25, "input_tokens_est": 40,',
+    ).replace('"capability": "echo",', '"capability": "echo", "max_price_cu": 0.5,');
+    const { result } = await request<Hover>('textDocument/hover', priced.replace('"dag_diamond"', '"dag_dia‸mond"'));
+    assert.equal(
+      (result.contents as { value: string }).value,
+      [
+        '**`dag_diamond`** · 5 tasks, 4 edges',
+        '',
+        '- roots: `task_split`, `task_note`',
+        '- leaves: `task_join`, `task_note`',
+        '- depth: 3 tasks; longest path: `task_split` → `task_right` → `task_join`',
+        '- Σ max_price_cu: 0.75 (3 of 5 tasks set none)',
+        '- Σ input_tokens_est: 40',
+      ].join('\n'),
+    );
+  });
+
+  test('hover on a field path says what it selects; on a property, the schema’s text', async () => {
+    assert.match(
+      (await hoverText('"field": "data.chun‸ks[1]"'))!,
+      /^Selects element 1 of member `chunks` of the payload from the output of `task_split`\.\n\nIn the documented output of `text-split`: string, e\.g\./,
+    );
+    assert.match((await hoverText('"capa‸bility": "echo"'))!, /^`capability`: Capability tag/);
+    assert.match(
+      (await hoverText('{ "from": "task_split", "t‸o": "task_left" }'))!,
+      /^`to`: task_id of the downstream task/,
+    );
+    assert.equal(await hoverText('"data": "A‸. B."'), undefined);
+  });
+});
