@@ -9,6 +9,7 @@ import { getLanguageService } from 'vscode-json-languageservice';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { type AnalysisOptions, analyzeDag } from '../../server/src/dag/analyze';
 import { dagJsonSchema } from '../../server/src/dag/jsonSchema';
+import { startLspSession } from '../support/lspHarness';
 
 const OPTIONS: AnalysisOptions = { limits: { maxTasks: 1e9, maxDepth: 1e9, maxFanOut: 1e9 } };
 const SIZES = [1_000, 10_000, 100_000] as const;
@@ -142,12 +143,78 @@ function countByCode(diagnostics: readonly { code: string }[]): string {
   return [...counts].map(([code, n]) => `${code} ${n}`).join(', ') || 'none';
 }
 
-type Contender = 'analyzeDag' | 'service' | 'JSON.parse';
+type Contender = 'analyzeDag' | 'service' | 'JSON.parse' | 'features';
 const iterationsAt = (size: number): number => (size >= 100_000 ? 7 : size >= 10_000 ? 31 : 41);
 
+/** Editor requests on the text, over a real stdio connection to the built language server. */
+interface FeatureFigures {
+  readonly analysedMs: number;
+  readonly requests: Record<string, { firstMs: number; medianMs: number; answer: string }>;
+}
+
+const FEATURE_TARGETS_MS: Record<string, number> = { completion: 10, hover: 10, definition: 10, rename: 100 };
+
+async function measureFeatures(text: string): Promise<FeatureFigures> {
+  const session = await startLspSession();
+  const uri = 'file:///bench.acmp-dag.json';
+  const document = TextDocument.create(uri, 'acmp-dag', 1, text);
+  try {
+    let start = performance.now();
+    const published = session.diagnostics(uri);
+    await session.open(uri, text);
+    await published;
+    const analysedMs = performance.now() - start;
+    // An edge target near the end (cursor inside its string), and a reference in the middle of the file.
+    const edgeTarget = document.positionAt(text.lastIndexOf('"to": "') + '"to": "task_'.length);
+    const reference = document.positionAt(
+      text.indexOf('"from_task": "', text.length >> 1) + '"from_task": "task_'.length,
+    );
+    const requests: [string, string, object, (answer: unknown) => string][] = [
+      [
+        'completion',
+        'textDocument/completion',
+        { position: edgeTarget },
+        (a) => `${(a as { items: unknown[] }).items.length} items`,
+      ],
+      [
+        'hover',
+        'textDocument/hover',
+        { position: reference },
+        (a) => `${(a as { contents: { value: string } }).contents.value.length} chars`,
+      ],
+      ['definition', 'textDocument/definition', { position: reference }, (a) => `${(a as unknown[]).length} location`],
+      [
+        'rename',
+        'textDocument/rename',
+        { position: reference, newName: 'task_renamed' },
+        (a) => `${Object.values((a as { changes: Record<string, unknown[]> }).changes)[0]!.length} edits`,
+      ],
+    ];
+    const figures: FeatureFigures['requests'] = {};
+    for (const [name, method, params, describe] of requests) {
+      const send = () => session.connection.sendRequest(method, { textDocument: { uri }, ...params });
+      start = performance.now();
+      const answer = await send();
+      const firstMs = performance.now() - start;
+      const times: number[] = [];
+      for (let i = 0; i < 21; i++) {
+        start = performance.now();
+        await send();
+        times.push(performance.now() - start);
+      }
+      times.sort((x, y) => x - y);
+      figures[name] = { firstMs, medianMs: times[10]!, answer: describe(answer) };
+    }
+    return { analysedMs, requests: figures };
+  } finally {
+    await session.stop();
+  }
+}
+
 /** The child's work: one contender on one text. */
-async function measureOne(contender: Contender, size: number, variant: Variant): Promise<Figure> {
+async function measureOne(contender: Contender, size: number, variant: Variant): Promise<Figure | FeatureFigures> {
   const text = generate(size, variant);
+  if (contender === 'features') return measureFeatures(text);
   const iterations = iterationsAt(size);
   if (contender === 'analyzeDag') {
     const figure = await measure(() => analyzeDag(text, OPTIONS), iterations);
@@ -168,7 +235,9 @@ async function measureOne(contender: Contender, size: number, variant: Variant):
 }
 
 /** Runs one measurement in a fresh process of this file. */
-function measureApart(contender: Contender, size: number, variant: Variant = 'clean'): Figure {
+function measureApart(contender: 'features', size: number): FeatureFigures;
+function measureApart(contender: Exclude<Contender, 'features'>, size: number, variant?: Variant): Figure;
+function measureApart(contender: Contender, size: number, variant: Variant = 'clean'): Figure | FeatureFigures {
   const child = spawnSync(
     process.execPath,
     [...process.execArgv, process.argv[1]!, '--measure', contender, String(size), variant],
@@ -178,13 +247,28 @@ function measureApart(contender: Contender, size: number, variant: Variant = 'cl
   if (child.status !== 0 || !last.startsWith('{')) {
     throw new Error(`measuring ${contender} at ${size} failed: ${child.stderr.trim() || last}`);
   }
-  return JSON.parse(last) as Figure;
+  return JSON.parse(last) as Figure | FeatureFigures;
 }
 
 const cell = (f: Figure | undefined) =>
   f === undefined
     ? 'skipped'.padStart(26)
     : `${f.medianMs.toFixed(1).padStart(9)} ms ${(f.peakMb?.toFixed(1) ?? '-').padStart(7)} MB ×${String(f.runs).padEnd(2)}`;
+
+/** Prints the editor requests' figures on the 10,000-task file and returns them. */
+function measureFeatures10k(): FeatureFigures {
+  const figures = measureApart('features', 10_000);
+  console.log(
+    `Editor requests on the 10,000-task file over stdio LSP (built server), after its first analysis (${figures.analysedMs.toFixed(0)} ms from didOpen to diagnostics): first call and median of 21.`,
+  );
+  for (const [name, { firstMs, medianMs, answer }] of Object.entries(figures.requests)) {
+    console.log(
+      `  ${name.padEnd(11)} first ${firstMs.toFixed(2).padStart(7)} ms   median ${medianMs.toFixed(2).padStart(7)} ms   (${answer})`,
+    );
+  }
+  console.log('');
+  return figures;
+}
 
 function main(): void {
   console.log(
@@ -233,6 +317,7 @@ function main(): void {
   }
   console.log('');
 
+  const features = measureFeatures10k();
   const at10k = results.get(10_000)!;
   const at100k = results.get(100_000)!;
   const checks: [string, number | undefined, number][] = [
@@ -245,6 +330,13 @@ function main(): void {
     ['analyzeDag growth 10,000 -> 100,000 tasks', at100k.ours.medianMs / at10k.ours.medianMs, 12],
   ];
   let passed = 0;
+  for (const [name, { medianMs }] of Object.entries(features.requests)) {
+    const ok = medianMs <= FEATURE_TARGETS_MS[name]!;
+    if (ok) passed++;
+    console.log(
+      `${ok ? 'PASS' : 'FAIL'}  ${`${name}, 10,000 tasks (ms)`.padEnd(42)} ${medianMs.toFixed(2).padStart(10)}   (target ≤ ${FEATURE_TARGETS_MS[name]} ms)`,
+    );
+  }
   for (const [name, ratio, target] of checks) {
     const ok = ratio !== undefined && ratio <= target;
     if (ok) passed++;
@@ -259,7 +351,7 @@ function main(): void {
   for (const note of notes) console.log(`note  ${note}`);
   console.log('');
   console.log(
-    `bench summary: ${passed}/${checks.length} targets met${passed === checks.length ? '' : ' (see FAIL lines)'}`,
+    `bench summary: ${passed}/${checks.length + 4} targets met${passed === checks.length + 4 ? '' : ' (see FAIL lines)'}`,
   );
 }
 

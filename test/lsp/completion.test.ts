@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { CompletionItem, CompletionList, TextEdit } from 'vscode-languageserver-types';
+import { MAX_TASK_ID_ITEMS } from '../../server/src/features/completion';
 import { CURSOR, applyEdits, atCursor, textOf } from '../support/cursor';
 import { DIAMOND } from '../support/diamond';
 import { type LspSession, startLspSession } from '../support/lspHarness';
@@ -38,7 +39,7 @@ describe('completion over stdio', () => {
       (a, b) => (a.sortText ?? a.label).localeCompare(b.sortText ?? b.label) || a.label.localeCompare(b.label),
     );
     await session.close(uri);
-    return { items, labels: items.map((item) => item.label), cursor };
+    return { items, labels: items.map((item) => item.label), cursor, incomplete: list.isIncomplete };
   }
 
   /** The text after accepting `item` (its one edit; snippets keep their placeholders). */
@@ -51,7 +52,7 @@ describe('completion over stdio', () => {
     const { items, labels, cursor } = await complete(
       variant(
         '{ "from": "task_right", "to": "task_join" }',
-        `{ "from": "task_right", "to": "task_join" },\n    { "from": "task_right", "to": "task_j${CURSOR}" }`,
+        `{ "from": "task_right", "to": "task_join" },\n    { "from": "task_right", "to": "task_${CURSOR}j" }`,
       ),
     );
     // right → join exists already; right → split would close a cycle; right → right is a self-loop.
@@ -92,7 +93,36 @@ describe('completion over stdio', () => {
     assert.deepEqual(between.labels, ['task_right', 'task_split', 'task_note']);
     assert.equal(accept(between.cursor, between.items[0]!).includes('["task_left", "task_right"]'), true);
     const typed = await complete(variant('["task_left", "task_right"]', `["task_left", "task_r${CURSOR}"]`));
-    assert.deepEqual(typed.labels, ['task_right', 'task_split', 'task_note']);
+    // What is typed before the cursor narrows the list (letters in order, any case).
+    assert.deepEqual(typed.labels, ['task_right']);
+  });
+
+  test('a large DAG gets the best-ranked ids first, the list marked incomplete, narrowed as the user types', async () => {
+    const count = MAX_TASK_ID_ITEMS + 100;
+    const tasks = Array.from({ length: count }, (_, i) => ({
+      task_id: `task_${String(i).padStart(4, '0')}`,
+      capability: 'echo',
+      input: i === 0 ? { type: 'text', data: 'x' } : { source: { from_task: 'task_0000' } },
+    }));
+    const edges = tasks.slice(1).map((task) => ({ from: 'task_0000', to: task.task_id }));
+    // The last task reads task_0000 and task_0250 feeds it: both rank first, wherever they are declared.
+    edges.push({ from: 'task_0250', to: `task_${String(count - 1).padStart(4, '0')}` });
+    const text = JSON.stringify({ dag_id: 'dag_large', tasks, edges }, null, 2);
+    const marked = text.replace(
+      `"task_id": "task_${String(count - 1).padStart(4, '0')}",\n      "capability": "echo",\n      "input": {\n        "source": {\n          "from_task": "task_0000"`,
+      `"task_id": "task_${String(count - 1).padStart(4, '0')}",\n      "capability": "echo",\n      "input": {\n        "source": {\n          "from_task": "${CURSOR}task_0000"`,
+    );
+    assert.notEqual(marked, text);
+    const all = await complete(marked);
+    assert.equal(all.incomplete, true);
+    assert.equal(all.labels.length, MAX_TASK_ID_ITEMS);
+    assert.deepEqual(all.labels.slice(0, 3), ['task_0000', 'task_0250', 'task_0001']);
+    const narrowed = await complete(marked.replace(`"${CURSOR}task_0000"`, `"task_025${CURSOR}"`));
+    assert.equal(narrowed.incomplete, false);
+    // Narrowed to the ids with the typed characters in order (the editor's fuzzy filter sees no fewer).
+    assert.equal(narrowed.labels[0], 'task_0250');
+    for (let k = 1; k < 10; k++) assert.ok(narrowed.labels.includes(`task_025${k}`));
+    assert.ok(narrowed.labels.every((label) => /t.*a.*s.*k.*_.*0.*2.*5/.test(label)));
   });
 
   test('task ids complete in text that is not valid JSON yet', async () => {

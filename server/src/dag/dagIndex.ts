@@ -45,6 +45,12 @@ export class DagIndex {
 
   constructor(readonly model: DagModel) {}
 
+  /** Builds what the questions need ahead of them (an editor does this while idle after an analysis). */
+  prepare(): void {
+    this.placeMap();
+    this.adjacencies();
+  }
+
   /** Every place `id` is written, in no particular order: declarations, edge ends and references. */
   occurrences(id: string): Occurrence[] {
     return (this.placeMap().get(id) ?? []).map((place) => ({
