@@ -4,6 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { codeOf, diagnosticsWhen } from './diagnostics';
 
 const workspace = (): string => vscode.workspace.workspaceFolders![0]!.uri.fsPath;
 const fixture = (name: string): vscode.Uri => vscode.Uri.file(path.join(workspace(), name));
@@ -20,40 +21,6 @@ const SEVERITY: Record<Expected['severity'], vscode.DiagnosticSeverity> = {
   warning: vscode.DiagnosticSeverity.Warning,
   information: vscode.DiagnosticSeverity.Information,
 };
-
-/** Resolves with the diagnostics of `uri` once `accept` takes them; fails after `ms` with what was last seen. */
-function diagnosticsWhen(
-  uri: vscode.Uri,
-  accept: (diagnostics: readonly vscode.Diagnostic[]) => boolean,
-  ms = 20_000,
-): Promise<readonly vscode.Diagnostic[]> {
-  return new Promise((resolve, reject) => {
-    const ours = () => vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'acmp-dag');
-    const check = (): boolean => {
-      const current = ours();
-      if (!accept(current)) return false;
-      subscription.dispose();
-      clearTimeout(timer);
-      resolve(current);
-      return true;
-    };
-    const subscription = vscode.languages.onDidChangeDiagnostics((event) => {
-      if (event.uris.some((changed) => changed.toString() === uri.toString())) check();
-    });
-    const timer = setTimeout(() => {
-      subscription.dispose();
-      const seen = ours().map((d) => `${codeOf(d)}@${d.range.start.line + 1}`);
-      reject(
-        new Error(`diagnostics of ${path.basename(uri.fsPath)} not as expected after ${ms} ms: ${seen.join(', ')}`),
-      );
-    }, ms);
-    check();
-  });
-}
-
-function codeOf(d: vscode.Diagnostic): string {
-  return typeof d.code === 'object' ? String(d.code.value) : String(d.code);
-}
 
 /** The extension under test, found by its manifest's name. */
 const ourExtension = (): vscode.Extension<unknown> | undefined =>

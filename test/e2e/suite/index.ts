@@ -8,6 +8,8 @@ export function run(): Promise<void> {
   mocha.suite.emit('pre-require', globalThis, 'e2e', mocha);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- evaluated once mocha's globals exist
   require('./editor.test');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above; after the editor suite, whose first test must run before any document is opened through the API
+  require('./features.test');
   return new Promise((resolve, reject) => {
     mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} test(s) failed`)) : resolve()));
   });
