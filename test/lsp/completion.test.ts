@@ -1,32 +1,46 @@
 // Completion over stdio, as an editor asks for it: the items, their order, what they replace and insert.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CompletionItem, CompletionList, TextEdit } from 'vscode-languageserver-types';
 import { MAX_TASK_ID_ITEMS } from '../../server/src/features/completion';
 import { CURSOR, applyEdits, atCursor, textOf } from '../support/cursor';
-import { DIAMOND } from '../support/diamond';
+import { diamondWith } from '../support/diamond';
 import { type LspSession, startLspSession } from '../support/lspHarness';
-
-/** DIAMOND with `search` replaced by `replacement` (which marks the cursor). */
-function variant(search: string, replacement: string): string {
-  assert.ok(DIAMOND.includes(search), `the fixture has ${search}`);
-  return DIAMOND.replace(search, replacement);
-}
 
 describe('completion over stdio', () => {
   let session: LspSession;
   let counter = 0;
+  let workspace: string;
   before(async () => {
-    session = await startLspSession({
-      providers: [
-        { id: 'local', transport: 'builtin' },
-        { id: 'gpu', transport: 'stdio', command: 'x', capabilities: ['image-caption'] },
-      ],
-    });
+    // Another DAG file of the workspace, on disk only: its capabilities are offered too.
+    workspace = mkdtempSync(join(tmpdir(), 'acmp-completion-'));
+    writeFileSync(
+      join(workspace, 'other.acmp-dag.json'),
+      JSON.stringify({
+        dag_id: 'dag_other',
+        tasks: [{ task_id: 'task_scan', capability: 'ocr-scan', input: { type: 'text', data: 'x' } }],
+        edges: [],
+      }),
+    );
+    session = await startLspSession(
+      {
+        providers: [
+          { id: 'local', transport: 'builtin' },
+          { id: 'gpu', transport: 'stdio', command: 'x', capabilities: ['image-caption'] },
+        ],
+      },
+      { workspaceFolder: workspace },
+    );
   });
-  after(() => session.stop());
+  after(async () => {
+    await session.stop();
+    rmSync(workspace, { recursive: true, force: true });
+  });
 
-  /** The items at the cursor of `marked`, in the order the editor shows them (by sortText, then label). */
+  /** The items at the cursor of `marked`, in the order the editor shows them. */
   async function complete(marked: string) {
     const uri = `file:///completion-${++counter}.acmp-dag.json`;
     const cursor = atCursor(marked, uri);
@@ -35,9 +49,9 @@ describe('completion over stdio', () => {
       textDocument: { uri },
       position: cursor.position,
     });
-    const items = [...list.items].sort(
-      (a, b) => (a.sortText ?? a.label).localeCompare(b.sortText ?? b.label) || a.label.localeCompare(b.label),
-    );
+    // As VS Code orders them before the user types: by sortText (or label), compared as plain strings.
+    const key = (item: CompletionItem): string => item.sortText ?? item.label;
+    const items = [...list.items].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
     await session.close(uri);
     return { items, labels: items.map((item) => item.label), cursor, incomplete: list.isIncomplete };
   }
@@ -50,7 +64,7 @@ describe('completion over stdio', () => {
 
   test('an edge target offers the tasks that keep the graph acyclic first, never the source itself', async () => {
     const { items, labels, cursor } = await complete(
-      variant(
+      diamondWith(
         '{ "from": "task_right", "to": "task_join" }',
         `{ "from": "task_right", "to": "task_join" },\n    { "from": "task_right", "to": "task_${CURSOR}j" }`,
       ),
@@ -67,7 +81,7 @@ describe('completion over stdio', () => {
 
   test('an edge source ranks the tasks downstream of the target last', async () => {
     const { labels, items } = await complete(
-      variant(
+      diamondWith(
         '{ "from": "task_split", "to": "task_left" }',
         `{ "from": "task_split", "to": "task_left" },\n    { "from": "${CURSOR}", "to": "task_left" }`,
       ),
@@ -79,7 +93,7 @@ describe('completion over stdio', () => {
 
   test('from_task inside a task: its upstream tasks first, never the task itself, its downstream last', async () => {
     const { labels } = await complete(
-      variant(
+      diamondWith(
         '"from_task": "task_split", "field": "data.chunks[1]"',
         `"from_task": "${CURSOR}", "field": "data.chunks[1]"`,
       ),
@@ -89,10 +103,10 @@ describe('completion over stdio', () => {
   });
 
   test('from_tasks offers the ids not listed yet, between elements and in a typed element', async () => {
-    const between = await complete(variant('["task_left", "task_right"]', `["task_left", ${CURSOR}]`));
+    const between = await complete(diamondWith('["task_left", "task_right"]', `["task_left", ${CURSOR}]`));
     assert.deepEqual(between.labels, ['task_right', 'task_split', 'task_note']);
     assert.equal(accept(between.cursor, between.items[0]!).includes('["task_left", "task_right"]'), true);
-    const typed = await complete(variant('["task_left", "task_right"]', `["task_left", "task_r${CURSOR}"]`));
+    const typed = await complete(diamondWith('["task_left", "task_right"]', `["task_left", "task_r${CURSOR}"]`));
     // What is typed before the cursor narrows the list (letters in order, any case).
     assert.deepEqual(typed.labels, ['task_right']);
   });
@@ -127,14 +141,14 @@ describe('completion over stdio', () => {
 
   test('task ids complete in text that is not valid JSON yet', async () => {
     const { labels } = await complete(
-      variant('{ "from": "task_right", "to": "task_join" }\n', `{ "from": "task_right", "to": "task_${CURSOR}\n`),
+      diamondWith('{ "from": "task_right", "to": "task_join" }\n', `{ "from": "task_right", "to": "task_${CURSOR}\n`),
     );
     assert.ok(labels.includes('task_left') && labels.includes('task_note'), labels.join());
     assert.ok(!labels.includes('task_right'));
   });
 
-  test('capabilities: the providers’, this file’s and none twice', async () => {
-    const { items, labels } = await complete(variant('"capability": "echo"', `"capability": "${CURSOR}"`));
+  test('capabilities: the providers’, this file’s, the workspace’s, and none twice', async () => {
+    const { items, labels } = await complete(diamondWith('"capability": "echo"', `"capability": "${CURSOR}"`));
     assert.deepEqual(labels.slice(0, 5).sort(), [
       'echo',
       'image-caption',
@@ -142,6 +156,9 @@ describe('completion over stdio', () => {
       'sentiment-analysis',
       'text-split',
     ]);
+    // Those no provider offers come after them.
+    assert.deepEqual(labels.slice(5), ['ocr-scan']);
+    assert.equal(items.at(-1)!.detail, 'workspace');
     assert.equal(new Set(labels).size, labels.length);
     const sentiment = items.find((item) => item.label === 'sentiment-analysis')!;
     assert.equal(sentiment.detail, 'provider local · 2 tasks here');
@@ -150,14 +167,16 @@ describe('completion over stdio', () => {
   });
 
   test('field paths follow the upstream’s documented output, members and indexes', async () => {
-    const { labels, items, cursor } = await complete(variant('"field": "data.chunks[1]"', `"field": "data.${CURSOR}"`));
+    const { labels, items, cursor } = await complete(
+      diamondWith('"field": "data.chunks[1]"', `"field": "data.${CURSOR}"`),
+    );
     assert.deepEqual(labels, ['data', 'data.chunks', 'data.count', 'data.chunks[0]', 'data.chunks[1]']);
     assert.equal(items[1]!.detail, 'array (2 in the example)');
     assert.match(accept(cursor, items[3]!), /"field": "data\.chunks\[0\]"/);
   });
 
   test('field paths of an echo are those of its literal input', async () => {
-    const marked = variant(
+    const marked = diamondWith(
       '"from_tasks": ["task_left", "task_right"]',
       `"from_task": "task_note", "field": "d${CURSOR}"`,
     );
@@ -166,7 +185,7 @@ describe('completion over stdio', () => {
   });
 
   test('schema property names and values, each offered once', async () => {
-    const properties = await complete(variant('"capability": "echo", ', `"capability": "echo", ${CURSOR}`));
+    const properties = await complete(diamondWith('"capability": "echo", ', `"capability": "echo", ${CURSOR}`));
     for (const name of [
       'output_type',
       'max_price_cu',
@@ -181,11 +200,13 @@ describe('completion over stdio', () => {
     assert.equal(new Set(properties.labels).size, properties.labels.length);
 
     const tier = await complete(
-      variant('"capability": "echo", ', `"capability": "echo", "preferred_tier": ${CURSOR}, `),
+      diamondWith('"capability": "echo", ', `"capability": "echo", "preferred_tier": ${CURSOR}, `),
     );
     assert.deepEqual(tier.labels.sort(), ['"A"', '"B"', '"S"']);
 
-    const type = await complete(variant('"type": "json", "data": { "lines"', `"type": "${CURSOR}", "data": { "lines"`));
+    const type = await complete(
+      diamondWith('"type": "json", "data": { "lines"', `"type": "${CURSOR}", "data": { "lines"`),
+    );
     assert.deepEqual(type.labels.sort(), [
       '"audio/wav"',
       '"binary"',
@@ -196,12 +217,12 @@ describe('completion over stdio', () => {
     ]);
 
     const metadata = await complete(
-      variant('"capability": "echo", ', `"capability": "echo", "metadata": { ${CURSOR} }, `),
+      diamondWith('"capability": "echo", ', `"capability": "echo", "metadata": { ${CURSOR} }, `),
     );
     assert.deepEqual(metadata.labels.sort(), ['dag_id', 'priority', 'requester']);
 
     const stream = await complete(
-      variant(
+      diamondWith(
         '{ "from": "task_split", "to": "task_left" }',
         `{ "from": "task_split", "to": "task_left", "stream_eligible": ${CURSOR} }`,
       ),
@@ -210,13 +231,13 @@ describe('completion over stdio', () => {
   });
 
   test('snippets: a new task, a new edge, a literal input and a reference', async () => {
-    const task = await complete(variant('"tasks": [\n', `"tasks": [\n    ${CURSOR}\n`));
+    const task = await complete(diamondWith('"tasks": [\n', `"tasks": [\n    ${CURSOR}\n`));
     assert.deepEqual(task.labels, ['New task', 'New root task']);
     // A fresh id, and a comma before the task that follows.
     assert.match((task.items[0]!.textEdit as { newText: string }).newText, /"task_id": "\$\{1:task_06\}"[\s\S]*\},$/);
 
     const edge = await complete(
-      variant(
+      diamondWith(
         '{ "from": "task_right", "to": "task_join" }',
         `{ "from": "task_right", "to": "task_join" },\n    ${CURSOR}`,
       ),
@@ -225,7 +246,7 @@ describe('completion over stdio', () => {
     assert.equal((edge.items[0]!.textEdit as { newText: string }).newText, '{ "from": "$1", "to": "$2" }');
 
     const input = await complete(
-      variant(
+      diamondWith(
         '"capability": "echo", "input": { "type": "json", "data": { "lines": ["x"], "n": 1 } }',
         `"capability": "echo", "input": ${CURSOR}`,
       ),

@@ -5,15 +5,11 @@ import { after, before, describe, test } from 'node:test';
 import type { Hover, Location, WorkspaceEdit } from 'vscode-languageserver-types';
 import { analyzeDag } from '../../server/src/dag/analyze';
 import { CURSOR, applyEdits, atCursor, textOf } from '../support/cursor';
-import { DIAMOND } from '../support/diamond';
+import { DIAMOND, diamondWith } from '../support/diamond';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 
-/** DIAMOND with the cursor after the first occurrence of `before` (the cursor goes at the `‸` in `marked`). */
-function cursorIn(marked: string): string {
-  const search = marked.replace(CURSOR, '');
-  assert.ok(DIAMOND.includes(search), `the fixture has ${search}`);
-  return DIAMOND.replace(search, marked);
-}
+/** DIAMOND with a cursor: `marked` is a piece of it with the cursor (`‸`) written in. */
+const cursorIn = (marked: string): string => diamondWith(marked.replace(CURSOR, ''), marked);
 
 describe('navigation, rename and hover over stdio', () => {
   let session: LspSession;

@@ -1,4 +1,4 @@
-// A small DAG the editor-feature tests edit.
+// A small DAG the editor-feature tests edit (over stdio and in VS Code).
 
 /** split → left, split → right, left → join, right → join; `note` stands apart (an echo of a literal). */
 export const DIAMOND = `{
@@ -21,3 +21,9 @@ export const DIAMOND = `{
   ]
 }
 `;
+
+/** DIAMOND with its first `search` replaced; fails when the fixture has no `search` (a test edited out of date). */
+export function diamondWith(search: string, replacement: string): string {
+  if (!DIAMOND.includes(search)) throw new Error(`the fixture has no ${search}`);
+  return DIAMOND.replace(search, replacement);
+}

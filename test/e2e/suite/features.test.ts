@@ -2,28 +2,8 @@
 // a rename applied across a file, the missing-edge quick fix applied. Documents are untitled: no fixture changes.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { DIAMOND, diamondWith } from '../../support/diamond';
 import { codeOf, diagnosticsWhen } from './diagnostics';
-
-/** split → left, split → right, left → join, right → join. */
-const DIAMOND = `{
-  "dag_id": "dag_e2e",
-  "tasks": [
-    { "task_id": "task_split", "capability": "text-split", "input": { "type": "text", "data": "A. B." } },
-    { "task_id": "task_left", "capability": "sentiment-analysis",
-      "input": { "source": { "from_task": "task_split", "field": "data.chunks[0]" } } },
-    { "task_id": "task_right", "capability": "sentiment-analysis",
-      "input": { "source": { "from_task": "task_split", "field": "data.chunks[1]" } } },
-    { "task_id": "task_join", "capability": "result-aggregation",
-      "input": { "source": { "from_tasks": ["task_left", "task_right"] } } }
-  ],
-  "edges": [
-    { "from": "task_split", "to": "task_left" },
-    { "from": "task_split", "to": "task_right" },
-    { "from": "task_left", "to": "task_join" },
-    { "from": "task_right", "to": "task_join" }
-  ]
-}
-`;
 
 /** An untitled acmp-dag document with `text`, shown in an editor (the client sends it to the server first). */
 async function openDag(text: string): Promise<vscode.TextEditor> {
@@ -38,7 +18,7 @@ suite('ACMP DAG editing in VS Code', () => {
   teardown(() => vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor'));
 
   test('completion offers the task ids at an edge end, ranked, with their capabilities', async () => {
-    const text = DIAMOND.replace(
+    const text = diamondWith(
       '{ "from": "task_right", "to": "task_join" }',
       '{ "from": "task_right", "to": "task_join" },\n    { "from": "task_left", "to": "" }',
     );
@@ -53,9 +33,10 @@ suite('ACMP DAG editing in VS Code', () => {
     const ours = list.items
       .filter((item) => item.kind === vscode.CompletionItemKind.Reference)
       .sort((a, b) => (a.sortText! < b.sortText! ? -1 : 1));
-    // left → right is new; left → join exists; left → split would close a cycle; left → left is a self-loop.
-    assert.deepEqual(ours.map(labelOf), ['task_right', 'task_join', 'task_split']);
-    assert.match(ours[2]!.detail!, /would close a cycle/);
+    // left → right and left → note are new; left → join exists; left → split would close a cycle; left → left is a
+    // self-loop.
+    assert.deepEqual(ours.map(labelOf), ['task_right', 'task_note', 'task_join', 'task_split']);
+    assert.match(ours[3]!.detail!, /would close a cycle/);
     assert.equal(typeof ours[0]!.label === 'string' ? undefined : ours[0]!.label.description, 'sentiment-analysis');
 
     // Accepting the first one writes it, quoted, over the empty string.
@@ -83,7 +64,7 @@ suite('ACMP DAG editing in VS Code', () => {
   });
 
   test('the missing-edge quick fix adds the edge and the error goes away', async () => {
-    const text = DIAMOND.replace('    { "from": "task_right", "to": "task_join" }\n', '').replace(
+    const text = diamondWith('    { "from": "task_right", "to": "task_join" }\n', '').replace(
       '{ "from": "task_left", "to": "task_join" },',
       '{ "from": "task_left", "to": "task_join" }',
     );
