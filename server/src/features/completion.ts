@@ -21,6 +21,7 @@ import type { ProviderConfig } from '../protocol/settings';
 import { BUILTIN_CAPABILITIES, builtinCapability } from '../run/builtin/catalog';
 import { describeValue, knownOutput, outputPaths, preview } from './outputs';
 import { type Feature, type FeatureContext, analysisOf } from './feature';
+import { matchesQuery } from './matching';
 import { schemaCompletions } from './schemaService';
 
 /** Where a completed value goes: over the value being typed, or at the cursor when there is none yet. */
@@ -45,17 +46,6 @@ type IdSite = Extract<Site, { kind: 'edge-end' } | { kind: 'reference' }>;
  * again as the user types. Ten thousand items took 70 ms to send and read over stdio, most of it the JSON.
  */
 export const MAX_TASK_ID_ITEMS = 200;
-
-/** Whether the characters of `typed` occur in `id` in order, ignoring case (a superset of the editor's filter). */
-function mayMatch(id: string, typed: string): boolean {
-  let at = 0;
-  const lower = id.toLowerCase();
-  for (const ch of typed.toLowerCase()) {
-    at = lower.indexOf(ch, at) + 1;
-    if (at === 0) return false;
-  }
-  return true;
-}
 
 /**
  * Task ids for an edge end or a reference. An edge end never offers its other end (a self-loop); ids that would
@@ -105,7 +95,7 @@ function taskIdItems(analysis: DagAnalysis, site: IdSite, typed: string, range: 
     const task = model.tasks[position]!;
     const id = task.id;
     if (id === undefined || task.duplicateOf !== undefined || task === self || listed.has(id)) continue;
-    if (mayMatch(id, typed)) ranked[rankOf(position)]!.push(position);
+    if (matchesQuery(id, typed)) ranked[rankOf(position)]!.push(position);
   }
   const kept = ranked.flat();
   const items: CompletionItem[] = [];

@@ -4,7 +4,7 @@
 import { type Hover, MarkupKind } from 'vscode-languageserver';
 import type { DagAnalysis } from '../dag/analyze';
 import { dagIndex } from '../dag/dagIndex';
-import { parseFieldPath } from '../dag/fieldPath';
+import { parseFieldPath, resolveFieldPath } from '../dag/fieldPath';
 import { dagJsonSchema } from '../dag/jsonSchema';
 import type { TaskDeclaration } from '../dag/model';
 import { type ObjectKind, type Site, siteAt, siteString } from '../dag/site';
@@ -95,13 +95,8 @@ function fieldHover(analysis: DagAnalysis, task: TaskDeclaration, path: string):
   const upstream = analysis.model.taskById.get(upstreamIds[0] ?? '');
   const output = upstream === undefined ? undefined : knownOutput(analysis, upstream);
   if (output !== undefined) {
-    let value: unknown = output;
-    for (const segment of parsed.segments) {
-      value =
-        value !== null && typeof value === 'object' && Object.hasOwn(value, segment)
-          ? (value as Record<string | number, unknown>)[segment]
-          : undefined;
-    }
+    const resolved = resolveFieldPath(output, parsed.segments);
+    const value = resolved.found ? resolved.value : undefined;
     lines.push(
       '',
       value === undefined

@@ -7,21 +7,10 @@ import type { PropertyNode } from '../dag/json';
 import { taskLabel } from '../dag/model';
 import { nodeRange, spanRange } from '../protocol/ranges';
 import { type Feature, analysisOf } from './feature';
+import { matchesQuery } from './matching';
 
 /** Workspace symbols answered at most: the editor asks again as the query grows. */
 const MAX_WORKSPACE_SYMBOLS = 1_000;
-
-/** VS Code's rule for workspace symbols: the query's characters appear in the name in order, ignoring case. */
-function matchesQuery(name: string, query: string): boolean {
-  const lowerName = name.toLowerCase();
-  let at = 0;
-  for (const character of query.toLowerCase()) {
-    at = lowerName.indexOf(character, at);
-    if (at === -1) return false;
-    at += character.length;
-  }
-  return true;
-}
 
 /** The last segment of a URI, decoded: what names a file without a `dag_id`. */
 function fileName(uri: string): string {
