@@ -2,7 +2,8 @@
 // `echo`, its own input. Field-path completion and hover read it.
 import type { DagAnalysis } from '../dag/analyze';
 import type { TaskDeclaration } from '../dag/model';
-import { type TaskOutput, builtinCapability } from '../run/builtin/catalog';
+import { builtinCapability } from '../run/builtin/catalog';
+import type { TaskOutput } from '../run/protocol';
 
 /** How far `echo` tasks are followed upstream (each passes its input on). */
 const MAX_ECHO_CHAIN = 16;
