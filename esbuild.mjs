@@ -11,6 +11,8 @@ const common = {
   // jsonc-parser's UMD `main` bundles wrongly (`Cannot find module './impl/format'`); take its ESM build.
   mainFields: ['module', 'main'],
   logLevel: 'warning',
+  // The sentiment package requires its languages by a computed path; only English, which it requires by name, is used.
+  logOverride: { 'empty-glob': 'silent' },
 };
 const shebang = { js: '#!/usr/bin/env node' };
 

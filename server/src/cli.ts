@@ -1,152 +1,40 @@
-// `acmp-dag`: the analysis for terminals and CI. Exit codes (design.md §7): 0 no errors, 1 errors, 2 usage.
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
-import { TextDocument } from 'vscode-languageserver-textdocument';
-import type { Diagnostic } from 'vscode-languageserver-types';
-import { analyzeDag } from './dag/analyze';
-import { DIAGNOSTIC_CODES, DIAGNOSTIC_DESCRIPTIONS } from './dag/diagnostic';
-import { toLspDiagnostic } from './protocol/diagnostics';
-import { ProviderSchema, knownCapabilities } from './protocol/settings';
-import { z } from 'zod';
+// `acmp-dag`: the analysis and the executor for terminals and CI. Each command lives in cli/; this file dispatches.
+import { UsageError } from './cli/providersFile';
+import { runCommand } from './cli/run';
+import { serveCommand } from './cli/serve';
+import { validate } from './cli/validate';
+import { VERSION } from './cli/version';
 
-const VERSION = '0.1.0';
 const USAGE = `Usage: acmp-dag validate FILE... [--format text|json|sarif] [--providers FILE]
+       acmp-dag run FILE [--providers FILE] [--policy fail-fast|best-effort] [--max-concurrency N] [--json]
+       acmp-dag serve --stdio | --http PORT
 
-Checks ACMP DAG files against every rule of the ACMP Layer 2 task format.
+validate  checks ACMP DAG files against every rule of the ACMP Layer 2 task format.
   --format      text (default: file:line:col severity code message), json, or sarif (SARIF 2.1.0)
   --providers   providers file (default ./acmp.providers.json when present); its capabilities
                 enable the unknown-capability check
-Exit codes: 0 no errors, 1 errors found, 2 usage or unreadable input.`;
+  Exit codes: 0 no errors, 1 errors found, 2 usage or unreadable input.
+run       executes a DAG: one acmp/invoke per task, on the providers of the providers file
+          (the built-in provider when there is none), printing each task's state as it changes.
+  --policy           fail-fast (default: the first failure cancels the DAG) or best-effort
+  --max-concurrency  tasks in flight at most (default 8)
+  --json             print the run report (JSON) on stdout instead of the progress
+  Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors or usage.
+serve     exposes the built-in provider as an MCP server speaking ACMP (Layer 1), for other buyers.
+  --stdio   on stdin/stdout, until stdin ends
+  --http    Streamable HTTP at http://127.0.0.1:PORT/mcp (0 picks a free port; the URL goes to stderr),
+            until SIGINT or SIGTERM; with ACMP_TOKEN set, requests need "Authorization: Bearer $ACMP_TOKEN"`;
 
-class UsageError extends Error {}
-
-interface FileResult {
-  readonly file: string;
-  readonly uri: string;
-  readonly diagnostics: readonly Diagnostic[];
-}
-
-const severityName = ['', 'error', 'warning', 'information', 'hint'] as const;
-
-function loadCapabilities(path: string | undefined): readonly string[] | undefined {
-  const file = path ?? (existsSync('acmp.providers.json') ? 'acmp.providers.json' : undefined);
-  if (file === undefined) return knownCapabilities([]);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new UsageError(`cannot read providers file ${file}: ${(error as Error).message}`);
-  }
-  const result = z.object({ providers: z.array(ProviderSchema) }).safeParse(parsed);
-  if (!result.success) throw new UsageError(`invalid providers file ${file}: ${result.error.issues[0]?.message ?? ''}`);
-  return knownCapabilities(result.data.providers);
-}
-
-function validateFile(file: string, capabilities: readonly string[] | undefined): FileResult {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
-  const uri = pathToFileURL(resolve(file)).href;
-  const document = TextDocument.create(uri, 'acmp-dag', 1, text);
-  const analysis = analyzeDag(text, { knownCapabilities: capabilities });
-  return { file, uri, diagnostics: analysis.diagnostics.map((diagnostic) => toLspDiagnostic(document, diagnostic)) };
-}
-
-function formatText(results: readonly FileResult[]): string {
-  const lines: string[] = [];
-  for (const { file, diagnostics } of results) {
-    for (const d of diagnostics) {
-      const { line, character } = d.range.start;
-      lines.push(
-        `${file}:${line + 1}:${character + 1} ${severityName[d.severity ?? 1]} ${String(d.code)} ${typeof d.message === 'string' ? d.message : d.message.value}`,
-      );
-    }
-  }
-  const count = (severity: number) =>
-    results.reduce((n, r) => n + r.diagnostics.filter((d) => d.severity === severity).length, 0);
-  lines.push(
-    `${results.length} file(s) checked: ${count(1)} error(s), ${count(2)} warning(s), ${count(3)} information.`,
-  );
-  return lines.join('\n');
-}
-
-function formatSarif(results: readonly FileResult[]): unknown {
-  const level = { 1: 'error', 2: 'warning', 3: 'note', 4: 'note' } as const;
-  return {
-    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
-    version: '2.1.0',
-    runs: [
-      {
-        tool: {
-          driver: {
-            name: 'acmp-dag',
-            version: VERSION,
-            rules: DIAGNOSTIC_CODES.map((code) => ({
-              id: code,
-              shortDescription: { text: DIAGNOSTIC_DESCRIPTIONS[code] },
-            })),
-          },
-        },
-        results: results.flatMap(({ file, diagnostics }) =>
-          diagnostics.map((d) => ({
-            ruleId: String(d.code),
-            ruleIndex: DIAGNOSTIC_CODES.indexOf(d.code as (typeof DIAGNOSTIC_CODES)[number]),
-            level: level[d.severity ?? 1],
-            message: { text: d.message },
-            locations: [
-              {
-                physicalLocation: {
-                  artifactLocation: { uri: file.split('\\').join('/') },
-                  region: {
-                    startLine: d.range.start.line + 1,
-                    startColumn: d.range.start.character + 1,
-                    endLine: d.range.end.line + 1,
-                    endColumn: d.range.end.character + 1,
-                  },
-                },
-              },
-            ],
-          })),
-        ),
-      },
-    ],
-  };
-}
-
-function validate(args: string[]): number {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { format: { type: 'string', default: 'text' }, providers: { type: 'string' } },
-  });
-  const format = values.format;
-  if (format !== 'text' && format !== 'json' && format !== 'sarif') throw new UsageError(`unknown format "${format}"`);
-  if (positionals.length === 0) throw new UsageError('validate needs at least one FILE');
-  const capabilities = loadCapabilities(values.providers);
-  const results = positionals.map((file) => validateFile(file, capabilities));
-  const output =
-    format === 'text'
-      ? formatText(results)
-      : JSON.stringify(
-          format === 'json' ? results.map(({ file, diagnostics }) => ({ file, diagnostics })) : formatSarif(results),
-          null,
-          2,
-        );
-  process.stdout.write(output + '\n');
-  return results.some((r) => r.diagnostics.some((d) => d.severity === 1)) ? 1 : 0;
-}
-
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case 'validate':
         return validate(rest);
+      case 'run':
+        return await runCommand(rest);
+      case 'serve':
+        return await serveCommand(rest);
       case '--version':
         process.stdout.write(VERSION + '\n');
         return 0;
@@ -167,4 +55,12 @@ function main(argv: string[]): number {
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`acmp-dag: ${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = 2;
+  },
+);

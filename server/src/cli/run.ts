@@ -1,0 +1,165 @@
+// `acmp-dag run FILE`: executes a DAG on the providers of the providers file (the built-in provider when there is
+// none). On a terminal, each task's state as it changes, with durations and cost, then a summary; with --json, the
+// run report of design.md §7. Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors or usage.
+import { parseArgs } from 'node:util';
+import { connectProvider } from '../run/connect';
+import { startRun } from '../run/executor';
+import type { FailurePolicy, RunEvent, RunReport, TaskState } from '../run/types';
+import { UsageError, loadProviders } from './providersFile';
+import { formatText, validateFile } from './validate';
+
+const STATE_MARK: Record<TaskState, string> = {
+  pending: '·',
+  running: '▶',
+  completed: '✓',
+  failed: '✗',
+  cancelled: '⊘',
+};
+
+/** A compact one-line JSON, cut at `limit` characters. */
+function preview(value: unknown, limit = 160): string {
+  const text = JSON.stringify(value) ?? 'undefined';
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
+}
+
+const formatCost = (cost: number): string => `${Number(cost.toPrecision(6))} CU`;
+
+/** Prints each event worth a line: state changes (with duration and cost when a task ends), heartbeats, violations. */
+function progressPrinter(write: (line: string) => void): (event: RunEvent) => void {
+  let startedAt = 0;
+  const taskStarted = new Map<string, number>();
+  const costs = new Map<string, number>();
+  const width = { id: 12 };
+  const elapsed = (at: string): string => `${String(Date.parse(at) - startedAt).padStart(6)} ms`;
+  return (event) => {
+    switch (event.type) {
+      case 'run-started':
+        startedAt = Date.parse(event.at);
+        width.id = Math.min(32, Math.max(12, ...event.tasks.map((id) => id.length)));
+        write(`Running ${event.dag_id}: ${event.tasks.length} task(s), policy ${event.policy}`);
+        return;
+      case 'task-state': {
+        if (event.state === 'pending') return;
+        const parts = [
+          elapsed(event.at),
+          STATE_MARK[event.state],
+          event.task_id.padEnd(width.id),
+          event.state.padEnd(9),
+        ];
+        const at = Date.parse(event.at);
+        if (event.state === 'running') {
+          taskStarted.set(event.task_id, at);
+          if (event.provider_id !== undefined) parts.push(`on ${event.provider_id}`);
+        } else {
+          const started = taskStarted.get(event.task_id);
+          if (started !== undefined) parts.push(`${at - started} ms`);
+          const cost = costs.get(event.task_id);
+          if (cost !== undefined) parts.push(formatCost(cost));
+          if (event.error !== undefined) parts.push(`${event.error.code} ${event.error.message}`);
+        }
+        write(parts.join('  '));
+        return;
+      }
+      case 'heartbeat': {
+        const progress = event.progress === undefined ? '' : ` ${Math.round(event.progress * 100)}%`;
+        write(
+          `${elapsed(event.at)}  …  ${event.task_id.padEnd(width.id)}  alive${progress}${event.detail ? ` ${event.detail}` : ''}`,
+        );
+        return;
+      }
+      case 'cost':
+        costs.set(event.task_id, event.cost_cu);
+        if (event.violation) {
+          write(
+            `${elapsed(event.at)}  !  ${event.task_id.padEnd(width.id)}  cost ${formatCost(event.cost_cu)} is above max_price_cu ${formatCost(event.max_price_cu ?? 0)}`,
+          );
+        }
+        return;
+      default:
+        return;
+    }
+  };
+}
+
+function summary(report: RunReport): string {
+  const count = (state: TaskState) => report.tasks.filter((task) => task.state === state).length;
+  const duration = Date.parse(report.finished_at) - Date.parse(report.started_at);
+  const lines = [
+    '',
+    `${report.status} in ${duration} ms: ${count('completed')} completed, ${count('failed')} failed, ${count('cancelled')} cancelled; ${formatCost(report.totals.cost_cu)}, ${report.totals.tokens_used} tokens`,
+  ];
+  const mismatched = report.tasks.filter((task) => task.proof === 'mismatch').map((task) => task.task_id);
+  if (mismatched.length > 0) lines.push(`result-hash proof MISMATCH: ${mismatched.join(', ')}`);
+  const verified = report.tasks.filter((task) => task.proof === 'verified').length;
+  if (verified > 0) lines.push(`result-hash proofs verified: ${verified}`);
+  if (report.streamed_edges.length > 0) {
+    lines.push(`streamed edges: ${report.streamed_edges.map((edge) => `${edge.from} → ${edge.to}`).join(', ')}`);
+  }
+  const leaves = Object.entries(report.result);
+  if (leaves.length > 0) {
+    lines.push('result:');
+    for (const [taskId, output] of leaves) lines.push(`  ${taskId}: ${preview(output)}`);
+  }
+  return lines.join('\n');
+}
+
+function parsePolicy(value: string | undefined): FailurePolicy {
+  if (value === undefined || value === 'fail-fast' || value === 'best-effort') return value ?? 'fail-fast';
+  throw new UsageError(`unknown policy "${value}" (fail-fast or best-effort)`);
+}
+
+function parseConcurrency(value: string | undefined): number {
+  if (value === undefined) return 8;
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1)
+    throw new UsageError(`--max-concurrency needs a positive integer, not "${value}"`);
+  return count;
+}
+
+export async function runCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      providers: { type: 'string' },
+      policy: { type: 'string' },
+      'max-concurrency': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError('run needs exactly one FILE');
+  const policy = parsePolicy(values.policy);
+  const maxConcurrency = parseConcurrency(values['max-concurrency']);
+  const providers = loadProviders(values.providers);
+  const file = positionals[0]!;
+  const checked = validateFile(file, undefined);
+  const errors = checked.diagnostics.filter((diagnostic) => diagnostic.severity === 1);
+  if (errors.length > 0) {
+    process.stderr.write(
+      `${formatText([{ ...checked, diagnostics: errors }])}\nacmp-dag: not running ${file}: fix its errors first.\n`,
+    );
+    return 2;
+  }
+
+  const write = (line: string): void => void process.stdout.write(`${line}\n`);
+  const run = startRun(checked.analysis, {
+    providers,
+    connect: connectProvider,
+    policy,
+    maxConcurrency,
+    ...(values.json ? {} : { onEvent: progressPrinter(write) }),
+  });
+  // Ctrl-C cancels the run (in-flight tasks get acmp/cancel); a second one leaves at once.
+  let interrupted = false;
+  const onInterrupt = (): void => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    process.stderr.write('\nacmp-dag: cancelling the run (Ctrl-C again to quit at once)\n');
+    run.cancel('interrupted by the user');
+  };
+  process.on('SIGINT', onInterrupt);
+  const report = await run.done;
+  process.off('SIGINT', onInterrupt);
+  write(values.json ? JSON.stringify(report, null, 2) : summary(report));
+  return report.status === 'completed' ? 0 : 1;
+}

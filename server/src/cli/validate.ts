@@ -1,0 +1,125 @@
+// `acmp-dag validate`: the analysis for terminals and CI, as text, JSON or SARIF. Exit codes (design.md §7): 0 no
+// errors, 1 errors, 2 usage.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Diagnostic } from 'vscode-languageserver-types';
+import { type DagAnalysis, analyzeDag } from '../dag/analyze';
+import { DIAGNOSTIC_CODES, DIAGNOSTIC_DESCRIPTIONS } from '../dag/diagnostic';
+import { toLspDiagnostic } from '../protocol/diagnostics';
+import { knownCapabilities } from '../protocol/settings';
+import { UsageError, loadProviders } from './providersFile';
+import { VERSION } from './version';
+
+export interface FileResult {
+  readonly file: string;
+  readonly uri: string;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly analysis: DagAnalysis;
+}
+
+const severityName = ['', 'error', 'warning', 'information', 'hint'] as const;
+
+export function validateFile(file: string, capabilities: readonly string[] | undefined): FileResult {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const uri = pathToFileURL(resolve(file)).href;
+  const document = TextDocument.create(uri, 'acmp-dag', 1, text);
+  const analysis = analyzeDag(text, { knownCapabilities: capabilities });
+  return {
+    file,
+    uri,
+    diagnostics: analysis.diagnostics.map((diagnostic) => toLspDiagnostic(document, diagnostic)),
+    analysis,
+  };
+}
+
+export function formatText(results: readonly FileResult[]): string {
+  const lines: string[] = [];
+  for (const { file, diagnostics } of results) {
+    for (const d of diagnostics) {
+      const { line, character } = d.range.start;
+      lines.push(
+        `${file}:${line + 1}:${character + 1} ${severityName[d.severity ?? 1]} ${String(d.code)} ${typeof d.message === 'string' ? d.message : d.message.value}`,
+      );
+    }
+  }
+  const count = (severity: number) =>
+    results.reduce((n, r) => n + r.diagnostics.filter((d) => d.severity === severity).length, 0);
+  lines.push(
+    `${results.length} file(s) checked: ${count(1)} error(s), ${count(2)} warning(s), ${count(3)} information.`,
+  );
+  return lines.join('\n');
+}
+
+function formatSarif(results: readonly FileResult[]): unknown {
+  const level = { 1: 'error', 2: 'warning', 3: 'note', 4: 'note' } as const;
+  return {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: 'acmp-dag',
+            version: VERSION,
+            rules: DIAGNOSTIC_CODES.map((code) => ({
+              id: code,
+              shortDescription: { text: DIAGNOSTIC_DESCRIPTIONS[code] },
+            })),
+          },
+        },
+        results: results.flatMap(({ file, diagnostics }) =>
+          diagnostics.map((d) => ({
+            ruleId: String(d.code),
+            ruleIndex: DIAGNOSTIC_CODES.indexOf(d.code as (typeof DIAGNOSTIC_CODES)[number]),
+            level: level[d.severity ?? 1],
+            message: { text: d.message },
+            locations: [
+              {
+                physicalLocation: {
+                  artifactLocation: { uri: file.split('\\').join('/') },
+                  region: {
+                    startLine: d.range.start.line + 1,
+                    startColumn: d.range.start.character + 1,
+                    endLine: d.range.end.line + 1,
+                    endColumn: d.range.end.character + 1,
+                  },
+                },
+              },
+            ],
+          })),
+        ),
+      },
+    ],
+  };
+}
+
+export function validate(args: string[]): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { format: { type: 'string', default: 'text' }, providers: { type: 'string' } },
+  });
+  const format = values.format;
+  if (format !== 'text' && format !== 'json' && format !== 'sarif') throw new UsageError(`unknown format "${format}"`);
+  if (positionals.length === 0) throw new UsageError('validate needs at least one FILE');
+  const capabilities = knownCapabilities(loadProviders(values.providers));
+  const results = positionals.map((file) => validateFile(file, capabilities));
+  const output =
+    format === 'text'
+      ? formatText(results)
+      : JSON.stringify(
+          format === 'json' ? results.map(({ file, diagnostics }) => ({ file, diagnostics })) : formatSarif(results),
+          null,
+          2,
+        );
+  process.stdout.write(output + '\n');
+  return results.some((r) => r.diagnostics.some((d) => d.severity === 1)) ? 1 : 0;
+}

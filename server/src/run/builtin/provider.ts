@@ -1,0 +1,358 @@
+// The built-in ACMP provider, independent of any transport: the capabilities of catalog.ts with prices, result-hash
+// proofs, idempotency by task_id, output and input streaming and cancellation (Layer 1). connect.ts calls it
+// in-process; serve.ts puts it behind a real MCP server.
+import Sentiment from 'sentiment';
+import { assembleChunks } from '../chunks';
+import { RESULT_HASH, resultHash } from '../proof';
+import {
+  ACMP_ERRORS,
+  ACMP_VERSION,
+  type AcmpCapability,
+  AcmpError,
+  type CancelParams,
+  type ChunkParams,
+  type InvokeParams,
+  type InvokeResult,
+  METHODS,
+  type TaskOutput,
+} from '../protocol';
+import type { InvokeHandlers } from '../types';
+import { BUILTIN_CAPABILITIES, type BuiltinCapabilityName, builtinCapability } from './catalog';
+
+export const BUILTIN_PROVIDER_ID = 'agent:acmp-dag-builtin:local';
+
+/** What one invoke costs, in CU: fixed per capability, so the minimum price is the price (Layer 1 §3.1). */
+export const BUILTIN_PRICES_CU: Readonly<Record<BuiltinCapabilityName, number>> = {
+  'text-split': 0.001,
+  'sentiment-analysis': 0.002,
+  'result-aggregation': 0.001,
+  echo: 0.0001,
+};
+
+/** The `acmp` capability the built-in provider advertises (Layer 1 §1); it sends no heartbeats. */
+export const BUILTIN_ACMP: AcmpCapability = {
+  version: ACMP_VERSION,
+  role: 'provider',
+  accepts: [METHODS.invoke, METHODS.cancel, METHODS.inputChunk],
+  emits: [METHODS.streamChunk],
+  features: { output_streaming: true, input_streaming: true },
+};
+
+/** JSON-RPC "Invalid params": Layer 1 has no code of its own for an input a capability cannot read. */
+export const INVALID_PARAMS = -32602;
+
+/** Executions remembered after they settle, so that a retry with the same task_id replays instead of running. */
+const REMEMBERED_EXECUTIONS = 10_000;
+/** Tasks whose input chunks or cancel may wait for their invoke (over HTTP they can overtake it). */
+const EARLY_TASKS = 1_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
+const sentiment = new Sentiment();
+
+const invalidInput = (capability: string, detail: string) =>
+  new AcmpError(INVALID_PARAMS, `${capability}: ${detail}`, { capability });
+
+/** The text of an input: its data when a string, or the data of a `{type, data}` it carries. */
+function textOf(input: TaskOutput, capability: string): string {
+  if (typeof input.data === 'string') return input.data;
+  const inner = (input.data as { data?: unknown } | null | undefined)?.data;
+  if (typeof inner === 'string') return inner;
+  throw invalidInput(
+    capability,
+    `expects a text (a string, or a {type, data} whose data is a string), got ${input.type}`,
+  );
+}
+
+/** The sentences of a text with their trailing space: joined, they give the text back. */
+const sentencesOf = (text: string): string[] => Array.from(sentences.segment(text), (part) => part.segment);
+
+const labelOf = (score: number) => (score > 0 ? 'positive' : score < 0 ? 'negative' : 'neutral');
+
+const compute: Readonly<Record<BuiltinCapabilityName, (input: TaskOutput) => TaskOutput>> = {
+  'text-split': (input) => {
+    const chunks = sentencesOf(textOf(input, 'text-split'))
+      .map((sentence) => sentence.trim())
+      .filter((sentence) => sentence.length > 0);
+    return { type: 'json', data: { chunks, count: chunks.length } };
+  },
+  'sentiment-analysis': (input) => {
+    const { score, comparative, positive, negative } = sentiment.analyze(textOf(input, 'sentiment-analysis'));
+    return { type: 'json', data: { label: labelOf(score), score, comparative, positive, negative } };
+  },
+  'result-aggregation': (input) => {
+    if (!Array.isArray(input.data)) throw invalidInput('result-aggregation', 'expects json data: an array of results');
+    const results = input.data.map((element: unknown, index) => {
+      // An element is a whole sentiment output (`from_tasks` without `field`) or its data.
+      const value = (element as { data?: unknown } | null)?.data ?? element;
+      const { score, comparative } = (value ?? {}) as { score?: unknown; comparative?: unknown };
+      if (typeof score !== 'number' || typeof comparative !== 'number') {
+        throw invalidInput('result-aggregation', `element ${index} is not a sentiment result (numeric score)`);
+      }
+      return { label: labelOf(score), score, comparative };
+    });
+    const score = results.reduce((sum, result) => sum + result.score, 0);
+    const comparative =
+      results.length === 0 ? 0 : results.reduce((sum, result) => sum + result.comparative, 0) / results.length;
+    return { type: 'json', data: { label: labelOf(score), score, comparative, count: results.length, results } };
+  },
+  echo: (input) => ({ type: input.type, data: input.data }),
+};
+
+/** Outputs that can stream: pieces that assembleChunks joins back into the output (strings and arrays). */
+const streamable = (data: unknown) => typeof data === 'string' || Array.isArray(data);
+
+/** The chunks an output streams as: a text sentence by sentence, an array element by element; never none. */
+function streamPieces({ type, data }: TaskOutput): TaskOutput[] {
+  const parts = typeof data === 'string' ? sentencesOf(data) : (data as unknown[]).map((element) => [element]);
+  return parts.length > 0 ? parts.map((part) => ({ type, data: part })) : [{ type, data }];
+}
+
+/** `tokens_used`: the words (letter and digit runs) of the input's text, or of its JSON. */
+function wordsOf(input: TaskOutput): number {
+  const text = typeof input.data === 'string' ? input.data : (JSON.stringify(input.data) ?? '');
+  return text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+}
+
+/** One execution of a task_id. It settles once; a repeated invoke joins it (Layer 1 §3.1.1). */
+class Execution {
+  readonly result: Promise<InvokeResult>;
+  private resolve!: (result: InvokeResult) => void;
+  private reject!: (error: AcmpError) => void;
+  private settled = false;
+  /** The complete output, kept for a repeated invoke when the first one streamed it. */
+  private output: TaskOutput | undefined;
+  /** Input received so far, in seq order, and chunks that came ahead of their turn. */
+  private readonly inputParts: TaskOutput[] = [];
+  private ahead: Map<number, ChunkParams> | undefined;
+  private nextInputSeq = 0;
+  private nextOutputSeq = 0;
+  private deadline: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly params: InvokeParams,
+    private readonly capability: BuiltinCapabilityName,
+    private readonly handlers: InvokeHandlers,
+    private readonly onSettled: () => void,
+  ) {
+    this.result = new Promise<InvokeResult>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    // The invoker awaits the same promise; this only keeps a rejection that no one awaits from going unhandled.
+    this.result.catch(() => undefined);
+  }
+
+  /** Echo with both streams on passes each input chunk on as an output chunk as it arrives. */
+  private get forwarding(): boolean {
+    return this.params.input_stream === true && this.params.stream === true;
+  }
+
+  start(): void {
+    const { input, input_stream: inputStream, timeout_ms: timeoutMs = DEFAULT_TIMEOUT_MS } = this.params;
+    if (inputStream !== true) return this.complete(input as TaskOutput);
+    if (input !== undefined) this.takeInput(input, false);
+    // An input that never completes (the buyer died) must not hold the execution forever.
+    this.deadline = setTimeout(
+      () =>
+        this.fail(new AcmpError(ACMP_ERRORS.timeout, `Timeout: the input stream did not end within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  }
+
+  /** An `acmp/inputChunk`: chunks are taken in seq order, whatever order they come in; repeats are ignored. */
+  accept(params: ChunkParams): void {
+    if (this.settled || this.params.input_stream !== true || params.seq < this.nextInputSeq) return;
+    const ahead = (this.ahead ??= new Map<number, ChunkParams>()).set(params.seq, params);
+    for (let next = ahead.get(this.nextInputSeq); next !== undefined; next = ahead.get(this.nextInputSeq)) {
+      ahead.delete(this.nextInputSeq++);
+      this.takeInput(next.chunk, next.final);
+      if (next.final) return this.complete(assembleChunks(this.inputParts));
+    }
+  }
+
+  cancel(reason: string | undefined): void {
+    this.fail(
+      new AcmpError(ACMP_ERRORS.cancelled, reason === undefined ? 'Task cancelled' : `Task cancelled: ${reason}`, {
+        task_id: this.params.task_id,
+        reason,
+      }),
+    );
+  }
+
+  /** A repeated invoke: the first one's result, with the complete output even when the first one streamed it. */
+  joined(): Promise<InvokeResult> {
+    return this.result.then((result) =>
+      result.output_streamed === true ? { ...result, output: this.output, output_streamed: false } : result,
+    );
+  }
+
+  private takeInput(part: TaskOutput, final: boolean): void {
+    const { type, data } = part;
+    this.inputParts.push({ type, data });
+    if (this.forwarding) this.emit({ type, data }, final);
+  }
+
+  private emit(chunk: TaskOutput, final: boolean): void {
+    this.handlers.onChunk({ task_id: this.params.task_id, seq: this.nextOutputSeq++, chunk, final });
+  }
+
+  private complete(input: TaskOutput): void {
+    if (this.settled) return;
+    let output: TaskOutput;
+    try {
+      output = compute[this.capability](input);
+    } catch (error) {
+      return this.fail(
+        error instanceof AcmpError
+          ? error
+          : new AcmpError(ACMP_ERRORS.internal, `${this.capability}: ${String(error)}`),
+      );
+    }
+    const streamed = this.params.stream === true;
+    if (streamed && !this.forwarding) {
+      const pieces = streamPieces(output);
+      pieces.forEach((piece, index) => this.emit(piece, index === pieces.length - 1));
+    }
+    this.output = output;
+    this.settle();
+    this.resolve({
+      task_id: this.params.task_id,
+      ...(streamed ? { output_streamed: true } : { output }),
+      tokens_used: wordsOf(input),
+      cost_cu: BUILTIN_PRICES_CU[this.capability],
+      ...(this.params.proof_method === RESULT_HASH && {
+        proof: { method: RESULT_HASH, hash: resultHash(output), input_hash: resultHash(input) },
+      }),
+      provider_id: BUILTIN_PROVIDER_ID,
+    });
+  }
+
+  private fail(error: AcmpError): void {
+    if (this.settled) return;
+    this.settle();
+    this.reject(error);
+  }
+
+  private settle(): void {
+    this.settled = true;
+    clearTimeout(this.deadline);
+    this.onSettled();
+  }
+}
+
+const isBuiltin = (name: string): name is BuiltinCapabilityName => builtinCapability(name) !== undefined;
+
+/** Checks an invoke before anything runs: a refused invoke is not an execution, so it may be sent again. */
+function admit(params: InvokeParams): BuiltinCapabilityName {
+  const { task_id: taskId, capability } = params;
+  if (!isBuiltin(capability)) {
+    throw new AcmpError(
+      ACMP_ERRORS.capability_not_found,
+      `Capability not found: the built-in provider offers ${BUILTIN_CAPABILITIES.join(', ')}`,
+      { task_id: taskId, capability },
+    );
+  }
+  const price = BUILTIN_PRICES_CU[capability];
+  if (params.max_price_cu !== undefined && price > params.max_price_cu) {
+    throw new AcmpError(ACMP_ERRORS.budget_exceeded, 'Budget exceeded', {
+      task_id: taskId,
+      min_price_cu: price,
+      detail: `Minimum price for ${capability} is ${price} CU.`,
+    });
+  }
+  if (params.proof_method !== undefined && params.proof_method !== RESULT_HASH) {
+    throw new AcmpError(ACMP_ERRORS.proof_unsupported, `Proof method "${params.proof_method}" is not supported`, {
+      task_id: taskId,
+      supported: [RESULT_HASH],
+    });
+  }
+  const inputStream = params.input_stream === true;
+  if (params.stream === true && !(capability === 'echo' && (inputStream || streamable(params.input?.data)))) {
+    throw new AcmpError(
+      ACMP_ERRORS.feature_unsupported,
+      `Output streaming is not offered for ${capability} of this input (only echo of a text or an array streams)`,
+      { task_id: taskId, feature: 'stream' },
+    );
+  }
+  if (!inputStream && params.input === undefined) {
+    throw new AcmpError(INVALID_PARAMS, 'The input is missing (only input_stream: true may omit it)', {
+      task_id: taskId,
+    });
+  }
+  return capability;
+}
+
+interface EarlyMessages {
+  readonly chunks: ChunkParams[];
+  cancel?: CancelParams;
+}
+
+/** The built-in provider. One instance is one provider: its task_ids are its idempotency keys. */
+export class BuiltinProvider {
+  readonly acmp = BUILTIN_ACMP;
+  private readonly executions = new Map<string, Execution>();
+  /** Settled task_ids, oldest first; the first `forgotten` of them are forgotten already. */
+  private readonly settledIds: string[] = [];
+  private forgotten = 0;
+  private readonly early = new Map<string, EarlyMessages>();
+
+  /** `acmp/invoke`. Rejects with AcmpError; a repeated task_id never executes again. */
+  async invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
+    const taskId = params.task_id;
+    const existing = this.executions.get(taskId);
+    if (existing !== undefined) return existing.joined();
+    const execution = new Execution(params, admit(params), handlers, () => this.forgetOldest(taskId));
+    this.executions.set(taskId, execution);
+    const early = this.early.get(taskId);
+    this.early.delete(taskId);
+    if (early?.cancel !== undefined) {
+      execution.cancel(early.cancel.reason);
+    } else {
+      execution.start();
+      for (const chunk of early?.chunks ?? []) execution.accept(chunk);
+    }
+    return execution.result;
+  }
+
+  /** `acmp/inputChunk`. */
+  inputChunk(params: ChunkParams): void {
+    const execution = this.executions.get(params.task_id);
+    if (execution !== undefined) execution.accept(params);
+    else this.earlyFor(params.task_id).chunks.push(params);
+  }
+
+  /** `acmp/cancel`: the invoke in flight ends with -33004; a settled one stays as it is. */
+  cancel(params: CancelParams): void {
+    const execution = this.executions.get(params.task_id);
+    if (execution !== undefined) execution.cancel(params.reason);
+    else this.earlyFor(params.task_id).cancel = params;
+  }
+
+  /** Cancels every execution in flight (their timers included) and forgets what waited for an invoke. */
+  close(): void {
+    for (const execution of this.executions.values()) execution.cancel('the provider closed');
+    this.early.clear();
+  }
+
+  private earlyFor(taskId: string): EarlyMessages {
+    let messages = this.early.get(taskId);
+    if (messages === undefined) {
+      messages = { chunks: [] };
+      this.early.set(taskId, messages);
+      if (this.early.size > EARLY_TASKS) this.early.delete(this.early.keys().next().value as string);
+    }
+    return messages;
+  }
+
+  /** Keeps the last REMEMBERED_EXECUTIONS settled executions (a queue: a Set's oldest entry is slow to reach). */
+  private forgetOldest(settledId: string): void {
+    this.settledIds.push(settledId);
+    if (this.settledIds.length - this.forgotten <= REMEMBERED_EXECUTIONS) return;
+    this.executions.delete(this.settledIds[this.forgotten++] as string);
+    if (this.forgotten === REMEMBERED_EXECUTIONS) {
+      this.settledIds.splice(0, this.forgotten);
+      this.forgotten = 0;
+    }
+  }
+}

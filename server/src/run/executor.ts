@@ -1,0 +1,719 @@
+// The DAG executor (design.md §5-§7, Layer 2 §2-§5): the buyer-side orchestrator that walks a validated DAG and
+// sends one Layer 1 `acmp/invoke` per task, with cancellation propagation, failure policies, deadlines, heartbeat
+// liveness, transport retries, routing fallback, streaming edges and proof checks. The transports come in through
+// the Connector, so the language server, the CLI and the tests drive the same code.
+import { randomUUID } from 'node:crypto';
+import type { DagAnalysis } from '../dag/analyze';
+import { dagIndex } from '../dag/dagIndex';
+import type { DagDiagnostic } from '../dag/diagnostic';
+import type { DagModel, TaskDeclaration } from '../dag/model';
+import type { ProviderConfig } from '../protocol/settings';
+import { type InputResolution, resolveInput, takesWholeOutput } from './inputs';
+import { type ProofStatus, checkProof } from './proof';
+import {
+  ACMP_ERRORS,
+  AcmpError,
+  type ChunkParams,
+  type HeartbeatParams,
+  type InvokeParams,
+  type InvokeResult,
+  type TaskError,
+  type TaskOutput,
+  TransportError,
+} from './protocol';
+import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
+import { ChunkSequencer } from './sequencer';
+import type {
+  DagRun,
+  FailurePolicy,
+  ProviderConnection,
+  RunEvent,
+  RunOptions,
+  RunReport,
+  TaskReport,
+  TaskState,
+} from './types';
+
+const DEFAULT_MAX_CONCURRENCY = 8;
+const DEFAULT_ATTEMPTS = 3;
+const DEFAULT_BACKOFF_MS = 100;
+/** Layer 1 §3.1's default `timeout_ms`. */
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** The Layer 1 invoke fields a task carries to its provider as written; `input` and the stream flags are ours. */
+const CARRIED_FIELDS = [
+  'output_type',
+  'input_tokens_est',
+  'max_price_cu',
+  'preferred_tier',
+  'metadata',
+  'timeout_ms',
+  'escrow_id',
+  'proof_method',
+] as const;
+
+/** Answers by which a provider declines a task it never started, so the next candidate may take it (design §6). */
+const REFUSALS: readonly number[] = [ACMP_ERRORS.budget_exceeded, ACMP_ERRORS.capability_not_found];
+
+/** `startRun` refuses a DAG with errors (design.md §5); `diagnostics` are those errors. */
+export class RunRefused extends Error {
+  constructor(readonly diagnostics: readonly DagDiagnostic[]) {
+    const list = diagnostics.map((diagnostic) => `  ${diagnostic.code}: ${diagnostic.message}`).join('\n');
+    super(`the DAG has ${diagnostics.length} error(s); fix them to run it:\n${list}`);
+    this.name = 'RunRefused';
+  }
+}
+
+/** Starts running the DAG; throws RunRefused at once when the analysis found errors. */
+export function startRun(analysis: DagAnalysis, options: RunOptions): DagRun {
+  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error');
+  if (errors.length > 0) throw new RunRefused(errors);
+  const run = new Run(analysis.model, options);
+  run.start();
+  return {
+    runId: run.id,
+    done: run.done,
+    cancel: (reason) => run.cancel(reason),
+    cancelTask: (taskId, reason) => run.cancelTask(taskId, reason),
+  };
+}
+
+type Outcome = { readonly ok: true; readonly result: InvokeResult } | { readonly ok: false; readonly error: TaskError };
+type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+/** A RunEvent before the run stamps it. */
+type EventBody = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'run_id' | 'at'> : never) : never;
+
+// Shared by the tasks that have not started, rather than a promise and a function each.
+const NOT_STARTED = Promise.resolve();
+const NOTHING = (): void => undefined;
+
+/** One task's life in a run. */
+class TaskRun {
+  state: TaskState = 'pending';
+  readonly downstream: TaskRun[] = [];
+  /** Upstream tasks not completed yet; a streaming source stops counting once its stream goes live. */
+  waiting = 0;
+  /** The upstream whose whole output may stream into this task (a `stream_eligible` edge, Layer 2 §5). */
+  streamSource: TaskRun | undefined;
+  readonly streamsTo: TaskRun[] = [];
+  /** The input streams from `streamSource`: its first chunk came and this task's provider takes input chunks. */
+  streamLive = false;
+  /** Called with each chunk of this task's output as it is delivered in order: the feeds of live downstream tasks. */
+  chunkListeners: Set<(chunk: ChunkParams) => void> | undefined;
+  /** Set once the task streams its output (an invoke with `stream: true`); kept across transport retries. */
+  sequencer: ChunkSequencer | undefined;
+  /** The provider refused to stream this task's output (-33007): it is asked for the whole result instead. */
+  outputStreamRefused = false;
+  input: InputResolution | undefined;
+  /** The connection of the invoke in flight: where `acmp/cancel` goes. */
+  inFlight: ProviderConnection | undefined;
+  deadline: ReturnType<typeof setTimeout> | undefined;
+  liveness: ReturnType<typeof setTimeout> | undefined;
+  /** Resolves when the task becomes terminal (made when it starts): the executor's waits race it. */
+  ended = NOT_STARTED;
+  endNow = NOTHING;
+
+  providerId: string | undefined;
+  output: TaskOutput | undefined;
+  error: TaskError | undefined;
+  costCu: number | undefined;
+  tokensUsed: number | undefined;
+  proof: ProofStatus = 'absent';
+  startedAt: string | undefined;
+  finishedAt: string | undefined;
+  readonly violations: string[] = [];
+
+  constructor(
+    readonly declaration: TaskDeclaration,
+    readonly id: string,
+    readonly wireId: string,
+  ) {}
+
+  get active(): boolean {
+    return this.state === 'running';
+  }
+}
+
+class Run {
+  readonly id = randomUUID();
+  readonly done: Promise<RunReport>;
+  private resolveDone: (report: RunReport) => void = NOTHING;
+  private readonly tasks: readonly TaskRun[];
+  private readonly byId = new Map<string, TaskRun>();
+  private readonly pool: ProviderPool;
+  private readonly policy: FailurePolicy;
+  private readonly maxConcurrency: number;
+  private readonly attempts: number;
+  private readonly backoffMs: number;
+  private readonly ready: TaskRun[] = [];
+  private readyHead = 0;
+  private slotsUsed = 0;
+  private terminal = 0;
+  private advancing = false;
+  private ending = false;
+  private cancelledByUser = false;
+  private startedAt = '';
+  /** `acmp/cancel` notifications on their way: the connections close only after them. */
+  private readonly sends = new Set<Promise<void>>();
+  private readonly streamedEdges: { from: string; to: string }[] = [];
+
+  constructor(
+    private readonly model: DagModel,
+    private readonly options: RunOptions,
+  ) {
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.pool = new ProviderPool(options.providers, options.connect);
+    this.policy = options.policy ?? 'fail-fast';
+    this.maxConcurrency = positiveInteger(options.maxConcurrency, DEFAULT_MAX_CONCURRENCY);
+    this.attempts = positiveInteger(options.attempts, DEFAULT_ATTEMPTS);
+    this.backoffMs = Math.max(0, options.backoffMs ?? DEFAULT_BACKOFF_MS);
+    // Fresh wire ids per run, so a provider's idempotency cache never answers from an earlier run (design.md §5).
+    const runTag = this.id.slice(0, 8);
+    // A DAG without errors: every task has a unique id and every edge names two tasks.
+    this.tasks = model.tasks.map((declaration) => {
+      const task = new TaskRun(declaration, declaration.id!, `${declaration.id!}-${runTag}`);
+      this.byId.set(task.id, task);
+      return task;
+    });
+    const index = dagIndex(model);
+    for (const task of this.tasks) {
+      for (const declaration of index.downstream(task.declaration)) {
+        const next = this.byId.get(declaration.id!)!;
+        task.downstream.push(next);
+        next.waiting++;
+      }
+    }
+    for (const edge of model.edges) {
+      const source = this.byId.get(edge.from!)!;
+      const target = this.byId.get(edge.to!)!;
+      if (
+        edge.streamEligible &&
+        target.streamSource === undefined &&
+        takesWholeOutput(target.declaration) &&
+        target.declaration.referencedId(0) === source.id
+      ) {
+        target.streamSource = source;
+        source.streamsTo.push(target);
+      }
+    }
+  }
+
+  start(): void {
+    this.startedAt = now();
+    this.emit(
+      {
+        type: 'run-started',
+        dag_id: this.model.dagId ?? '',
+        policy: this.policy,
+        tasks: this.tasks.map((task) => task.id),
+      },
+      this.startedAt,
+    );
+    for (const task of this.tasks) if (task.waiting === 0) this.ready.push(task);
+    this.advance();
+  }
+
+  cancel(reason = 'the run was cancelled'): void {
+    if (this.terminal === this.tasks.length) return;
+    this.cancelledByUser = true;
+    for (const task of this.tasks) this.finish(task, 'cancelled', { code: ACMP_ERRORS.cancelled, message: reason });
+    this.advance();
+  }
+
+  cancelTask(taskId: string, reason = 'cancelled by the user'): void {
+    const task = this.byId.get(taskId);
+    if (task === undefined) return;
+    this.finish(task, 'cancelled', { code: ACMP_ERRORS.cancelled, message: reason });
+    this.cancelDownstream(task, `cancelled with upstream task "${task.id}"`);
+    this.advance();
+  }
+
+  /** Starts ready tasks while slots are free, and ends the run once every task is terminal. */
+  private advance(): void {
+    // A task that fails as it starts comes back here; the loop already running picks up what that changed.
+    if (this.advancing) return;
+    this.advancing = true;
+    while (this.slotsUsed < this.maxConcurrency && this.readyHead < this.ready.length) {
+      const task = this.ready[this.readyHead++]!;
+      if (task.state === 'pending') this.launch(task);
+    }
+    this.advancing = false;
+    if (this.terminal === this.tasks.length) void this.end();
+  }
+
+  private release(task: TaskRun): void {
+    if (--task.waiting === 0 && task.state === 'pending') this.ready.push(task);
+  }
+
+  private launch(task: TaskRun): void {
+    this.slotsUsed++;
+    task.state = 'running';
+    task.startedAt = now();
+    task.ended = new Promise((resolve) => (task.endNow = resolve));
+    const plain = task.declaration.node.value;
+    const candidates = this.pool.candidates(task.declaration.capability!);
+    this.emit(
+      {
+        type: 'task-state',
+        task_id: task.id,
+        state: 'running',
+        ...(candidates[0] === undefined ? {} : { provider_id: candidates[0].id }),
+      },
+      task.startedAt,
+    );
+    const timeoutMs =
+      typeof plain.timeout_ms === 'number' && plain.timeout_ms > 0 ? plain.timeout_ms : DEFAULT_TIMEOUT_MS;
+    task.deadline = setTimeout(
+      () => this.fail(task, { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${timeoutMs} ms)` }),
+      timeoutMs,
+    );
+    this.execute(task, plain, candidates).catch((error: unknown) =>
+      this.fail(task, { code: ACMP_ERRORS.internal, message: `the executor failed: ${messageOf(error)}` }),
+    );
+  }
+
+  /** Tries the candidate providers in order until one takes the task (design.md §6). */
+  private async execute(
+    task: TaskRun,
+    plain: Record<string, unknown>,
+    candidates: readonly ProviderConfig[],
+  ): Promise<void> {
+    if (candidates.length === 0) {
+      return this.fail(task, {
+        code: ACMP_ERRORS.capability_not_found,
+        message: `no configured provider offers capability "${task.declaration.capability}"`,
+      });
+    }
+    if (!task.streamLive) {
+      const input = this.literalInput(task, plain);
+      if (!input.ok) return this.fail(task, input.error);
+    }
+    const refusals: TaskError[] = [];
+    for (const provider of candidates) {
+      const outcome = await this.invokeAt(task, plain, provider);
+      if (outcome === undefined) return;
+      if (outcome.ok) return this.complete(task, outcome.result);
+      // A provider that already streamed output took the task: its error is the task's.
+      if (!REFUSALS.includes(outcome.error.code) || task.sequencer?.started === true) {
+        return this.fail(task, outcome.error);
+      }
+      refusals.push({ ...outcome.error, message: `provider "${provider.id}": ${outcome.error.message}` });
+    }
+    const last = refusals[refusals.length - 1]!;
+    this.fail(task, { ...last, message: `no provider took the task: ${refusals.map((r) => r.message).join('; ')}` });
+  }
+
+  /**
+   * One invoke at one provider, sent again with the same wire id on a fresh connection after a transport failure
+   * (bounded, doubling backoff): a provider that honours idempotency never runs it twice. Undefined when the task
+   * ended meanwhile.
+   */
+  private async invokeAt(
+    task: TaskRun,
+    plain: Record<string, unknown>,
+    provider: ProviderConfig,
+  ): Promise<Outcome | undefined> {
+    let connection: ProviderConnection | undefined;
+    let failure = '';
+    for (let attempt = 0; attempt < this.attempts; attempt++) {
+      if (attempt > 0 && !(await this.pause(task, this.backoffMs * 2 ** (attempt - 1)))) return undefined;
+      try {
+        connection =
+          connection === undefined
+            ? await this.pool.connection(provider)
+            : await this.pool.reconnect(provider, connection);
+      } catch (error) {
+        failure = messageOf(error);
+        continue;
+      }
+      if (!task.active) return undefined;
+      const input = await this.inputAt(task, plain, connection);
+      if (input === undefined) return undefined;
+      if (!input.ok) return input;
+      const answer = await this.sendFallingBack(task, plain, connection, input.input);
+      if (!(answer instanceof TransportError)) return answer;
+      failure = answer.message;
+    }
+    return {
+      ok: false,
+      error: {
+        code: ACMP_ERRORS.internal,
+        message: `provider "${provider.id}" unreachable after ${this.attempts} attempt(s): ${failure}`,
+      },
+    };
+  }
+
+  /** The input of `task`'s literal form or source, made once. */
+  private literalInput(task: TaskRun, plain: Record<string, unknown>): InputResolution {
+    task.input ??= resolveInput(task.declaration, plain.input, (taskId) => this.byId.get(taskId)!.output!);
+    return task.input;
+  }
+
+  /**
+   * The input of an invoke on `connection`: undefined to stream it in from the source, else the literal input.
+   * Returns undefined when the task ended while waiting for it.
+   */
+  private async inputAt(
+    task: TaskRun,
+    plain: Record<string, unknown>,
+    connection: ProviderConnection,
+  ): Promise<{ ok: true; input?: TaskOutput } | { ok: false; error: TaskError } | undefined> {
+    const source = task.streamSource;
+    if (task.streamLive && source !== undefined) {
+      if (streamsInput(connection.acmp)) return { ok: true };
+      // A later candidate that takes no input chunks (the first refused): it gets the whole output instead.
+      if (source.active) await Promise.race([source.ended, task.ended]);
+      if (!task.active || source.state !== 'completed') return undefined;
+    }
+    return this.literalInput(task, plain);
+  }
+
+  /**
+   * `send`, and once more without `stream` when the provider refused to stream this capability's output (-33007):
+   * advertising output streaming does not promise it for every capability, a refusal is not an idempotent result,
+   * and the edges from this task fall back to its whole result (Layer 2 §5).
+   */
+  private async sendFallingBack(
+    task: TaskRun,
+    plain: Record<string, unknown>,
+    connection: ProviderConnection,
+    input: TaskOutput | undefined,
+  ): Promise<Outcome | TransportError | undefined> {
+    const answer = await this.send(task, plain, connection, input);
+    const refusedStream =
+      answer !== undefined &&
+      !(answer instanceof TransportError) &&
+      !answer.ok &&
+      answer.error.code === ACMP_ERRORS.feature_unsupported &&
+      task.sequencer?.started === false;
+    if (!refusedStream) return answer;
+    task.outputStreamRefused = true;
+    task.sequencer = undefined;
+    return this.send(task, plain, connection, input);
+  }
+
+  /** Sends one invoke and waits for its answer, a TransportError, or the task's end (undefined). */
+  private async send(
+    task: TaskRun,
+    plain: Record<string, unknown>,
+    connection: ProviderConnection,
+    input: TaskOutput | undefined,
+  ): Promise<Outcome | TransportError | undefined> {
+    const stream =
+      !task.outputStreamRefused &&
+      (task.streamsTo.length > 0 || plain.stream === true) &&
+      streamsOutput(connection.acmp);
+    if (stream) task.sequencer ??= new ChunkSequencer();
+    const params = invokeParams(task, plain, input, stream);
+    task.inFlight = connection;
+    task.providerId = connection.providerId;
+    const window = livenessWindow(connection.acmp);
+    if (window !== undefined) {
+      task.liveness = setTimeout(
+        () =>
+          this.fail(task, {
+            code: ACMP_ERRORS.timeout,
+            message: `provider "${connection.providerId}" went silent: no heartbeat for ${window} ms (3 × heartbeat_interval_ms)`,
+          }),
+        window,
+      );
+    }
+    const answer = settle(() =>
+      connection.invoke(params, {
+        onChunk: (chunk) => this.onChunk(task, chunk),
+        onHeartbeat: (beat) => this.onHeartbeat(task, beat),
+      }),
+    );
+    const stopFeed = input === undefined ? this.feed(task, connection) : undefined;
+    const settled = await Promise.race([answer, task.ended]);
+    stopFeed?.();
+    clearTimeout(task.liveness);
+    if (task.inFlight === connection) task.inFlight = undefined;
+    if (settled === undefined || !task.active) return undefined;
+    if (settled.ok) return { ok: true, result: settled.value };
+    const { error } = settled;
+    if (error instanceof TransportError) return error;
+    if (error instanceof AcmpError) {
+      return {
+        ok: false,
+        error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+      };
+    }
+    return {
+      ok: false,
+      error: { code: ACMP_ERRORS.internal, message: `provider "${connection.providerId}": ${messageOf(error)}` },
+    };
+  }
+
+  /** Forwards the source's output chunks, those delivered so far and those to come, as input chunks (Layer 2 §5). */
+  private feed(task: TaskRun, connection: ProviderConnection): () => void {
+    const source = task.streamSource!;
+    if (!this.streamedEdges.some((edge) => edge.to === task.id)) {
+      this.streamedEdges.push({ from: source.id, to: task.id });
+    }
+    let sending = Promise.resolve();
+    const forward = (chunk: ChunkParams): void => {
+      const params: ChunkParams = { task_id: task.wireId, seq: chunk.seq, chunk: chunk.chunk, final: chunk.final };
+      // One after the other, so they leave in seq order; a lost connection shows as the invoke's transport failure.
+      sending = sending.then(() => connection.inputChunk(params)).catch(() => undefined);
+    };
+    source.sequencer!.delivered.forEach(forward);
+    const listeners = (source.chunkListeners ??= new Set());
+    listeners.add(forward);
+    return () => listeners.delete(forward);
+  }
+
+  private onChunk(task: TaskRun, chunk: ChunkParams): void {
+    const sequencer = task.sequencer;
+    if (!task.active || sequencer === undefined) return;
+    task.liveness?.refresh();
+    const first = sequencer.delivered.length === 0;
+    for (const next of sequencer.accept(chunk)) {
+      this.emit({ type: 'chunk', task_id: task.id, seq: next.seq, final: next.final, chunk: next.chunk });
+      task.chunkListeners?.forEach((listener) => listener(next));
+    }
+    if (first && sequencer.delivered.length > 0) for (const target of task.streamsTo) void this.goLive(task, target);
+  }
+
+  private onHeartbeat(task: TaskRun, beat: HeartbeatParams): void {
+    if (!task.active) return;
+    task.liveness?.refresh();
+    this.emit({
+      type: 'heartbeat',
+      task_id: task.id,
+      ...(typeof beat.progress === 'number' ? { progress: beat.progress } : {}),
+      ...(typeof beat.detail === 'string' ? { detail: beat.detail } : {}),
+    });
+  }
+
+  /**
+   * The source streams: `target` may start on it (once its other upstream tasks completed) when its provider takes
+   * input chunks; otherwise it waits for the source's result as usual (Layer 2 §5's fallback).
+   */
+  private async goLive(source: TaskRun, target: TaskRun): Promise<void> {
+    const provider = this.pool.candidates(target.declaration.capability!)[0];
+    if (provider === undefined) return;
+    const connection = await this.pool.connection(provider).catch(() => undefined);
+    if (connection === undefined || !streamsInput(connection.acmp)) return;
+    if (target.state !== 'pending' || !source.active) return;
+    target.streamLive = true;
+    this.release(target);
+    this.advance();
+  }
+
+  private complete(task: TaskRun, result: InvokeResult): void {
+    const output = outputOf(task, result);
+    if (typeof output === 'string') {
+      return this.fail(task, { code: ACMP_ERRORS.internal, message: `provider "${task.providerId}": ${output}` });
+    }
+    const cost = finiteOrZero(result.cost_cu);
+    const tokens = finiteOrZero(result.tokens_used);
+    const maxPrice = task.declaration.maxPriceCu;
+    const violation = maxPrice !== undefined && cost > maxPrice;
+    task.output = output;
+    task.costCu = cost;
+    task.tokensUsed = tokens;
+    task.proof = checkProof(result.proof, output);
+    if (violation) task.violations.push(`cost_cu ${cost} is above max_price_cu ${maxPrice}`);
+    if (task.proof === 'mismatch') task.violations.push('the result-hash proof does not match the output');
+    this.emit({
+      type: 'cost',
+      task_id: task.id,
+      cost_cu: cost,
+      tokens_used: tokens,
+      ...(maxPrice === undefined ? {} : { max_price_cu: maxPrice }),
+      violation,
+    });
+    this.finish(task, 'completed');
+    for (const next of task.downstream) if (!(next.streamSource === task && next.streamLive)) this.release(next);
+    this.advance();
+  }
+
+  private fail(task: TaskRun, error: TaskError): void {
+    if (!this.finish(task, 'failed', error)) return;
+    this.cancelDownstream(task, `upstream task "${task.id}" failed`);
+    if (this.policy === 'fail-fast') {
+      const message = `the run stopped: task "${task.id}" failed (fail-fast)`;
+      for (const other of this.tasks) this.finish(other, 'cancelled', { code: ACMP_ERRORS.cancelled, message });
+    }
+    this.advance();
+  }
+
+  /** Cancels every task downstream of `task`, breadth first (Layer 2 §4). */
+  private cancelDownstream(task: TaskRun, message: string): void {
+    const queue = [...task.downstream];
+    const seen = new Set(queue);
+    for (let head = 0; head < queue.length; head++) {
+      const next = queue[head]!;
+      this.finish(next, 'cancelled', { code: ACMP_ERRORS.cancelled, message });
+      for (const after of next.downstream) {
+        if (!seen.has(after)) {
+          seen.add(after);
+          queue.push(after);
+        }
+      }
+    }
+  }
+
+  /** Makes a task terminal, once (states go one way); an invoke still in flight gets `acmp/cancel`. */
+  private finish(task: TaskRun, state: 'completed' | 'failed' | 'cancelled', error?: TaskError): boolean {
+    if (task.state !== 'pending' && task.state !== 'running') return false;
+    const running = task.active;
+    const inFlight = task.inFlight;
+    task.state = state;
+    task.finishedAt = now();
+    task.error = error;
+    task.inFlight = undefined;
+    this.terminal++;
+    if (running) {
+      this.slotsUsed--;
+      clearTimeout(task.deadline);
+      clearTimeout(task.liveness);
+      task.endNow();
+    }
+    if (inFlight !== undefined && acceptsCancel(inFlight.acmp)) {
+      const sent: Promise<void> = settle(() =>
+        inFlight.cancel({ task_id: task.wireId, ...(error === undefined ? {} : { reason: error.message }) }),
+      ).then(() => void this.sends.delete(sent));
+      this.sends.add(sent);
+    }
+    this.emit(
+      {
+        type: 'task-state',
+        task_id: task.id,
+        state,
+        ...(task.providerId === undefined ? {} : { provider_id: task.providerId }),
+        ...(error === undefined ? {} : { error }),
+      },
+      task.finishedAt,
+    );
+    return true;
+  }
+
+  /** Waits `ms` before a retry; false when the task ended meanwhile. */
+  private async pause(task: TaskRun, ms: number): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, ms))), task.ended]);
+    clearTimeout(timer);
+    return task.active;
+  }
+
+  private async end(): Promise<void> {
+    if (this.ending) return;
+    this.ending = true;
+    const finishedAt = now();
+    await Promise.all(this.sends);
+    await this.pool.closeAll();
+    const report = this.report(finishedAt);
+    this.emit({ type: 'run-finished', report });
+    this.resolveDone(report);
+  }
+
+  private report(finishedAt: string): RunReport {
+    const result: [string, TaskOutput][] = [];
+    let costCu = 0;
+    let tokensUsed = 0;
+    const tasks = this.tasks.map((task): TaskReport => {
+      if (task.state === 'completed' && task.downstream.length === 0) result.push([task.id, task.output!]);
+      costCu += task.costCu ?? 0;
+      tokensUsed += task.tokensUsed ?? 0;
+      return {
+        task_id: task.id,
+        state: task.state,
+        ...(task.providerId === undefined ? {} : { provider_id: task.providerId }),
+        ...(task.output === undefined ? {} : { output: task.output }),
+        ...(task.error === undefined ? {} : { error: task.error }),
+        ...(task.costCu === undefined ? {} : { cost_cu: task.costCu, tokens_used: task.tokensUsed }),
+        proof: task.proof,
+        ...(task.startedAt === undefined ? {} : { started_at: task.startedAt, wire_task_id: task.wireId }),
+        ...(task.finishedAt === undefined ? {} : { finished_at: task.finishedAt }),
+        ...(task.violations.length === 0 ? {} : { violations: task.violations }),
+      };
+    });
+    const completed = this.tasks.every((task) => task.state === 'completed');
+    return {
+      dag_id: this.model.dagId ?? '',
+      run_id: this.id,
+      status: completed ? 'completed' : this.cancelledByUser ? 'cancelled' : 'failed',
+      policy: this.policy,
+      started_at: this.startedAt,
+      finished_at: finishedAt,
+      tasks,
+      // fromEntries makes own properties, whatever the task ids (even "__proto__").
+      result: Object.fromEntries(result),
+      totals: { cost_cu: costCu, tokens_used: tokensUsed },
+      streamed_edges: this.streamedEdges,
+    };
+  }
+
+  /** `at` is the time the report gives the same change, when it gives one. */
+  private emit(body: EventBody, at = now()): void {
+    const listener = this.options.onEvent;
+    if (listener === undefined) return;
+    try {
+      listener({ ...body, run_id: this.id, at });
+    } catch {
+      // A listener's failure must not stop the run or leave it half updated.
+    }
+  }
+}
+
+/** The invoke of a task: its carried fields as written (the analysis checked their types), input and flags. */
+function invokeParams(
+  task: TaskRun,
+  plain: Record<string, unknown>,
+  input: TaskOutput | undefined,
+  stream: boolean,
+): InvokeParams {
+  const params: Record<string, unknown> = { task_id: task.wireId, capability: task.declaration.capability };
+  if (input === undefined) params.input_stream = true;
+  else params.input = input;
+  // Plain reads: no carried field is a property of Object.prototype (a loop, not fromEntries: it is per task).
+  for (const field of CARRIED_FIELDS) if (plain[field] !== undefined) params[field] = plain[field];
+  if (stream) params.stream = true;
+  return params as unknown as InvokeParams;
+}
+
+/** The output a result delivers, or what is wrong with it. */
+function outputOf(task: TaskRun, result: InvokeResult): TaskOutput | string {
+  const sequencer = task.sequencer;
+  if (sequencer?.started === true && !sequencer.finished) {
+    return `the output stream ended without its final chunk (${sequencer.delivered.length} chunk(s) in order)`;
+  }
+  if (result.output_streamed === true) {
+    return sequencer?.finished === true ? sequencer.output() : 'the result says output_streamed but no stream came';
+  }
+  const output: unknown = result.output;
+  if (output === null || typeof output !== 'object' || !('data' in output) || !('type' in output)) {
+    return 'the result has no output {type, data}';
+  }
+  return typeof output.type === 'string' ? { type: output.type, data: output.data } : 'the output has no string type';
+}
+
+/** Calls `call` and settles its promise (or its synchronous throw) without ever rejecting. */
+function settle<T>(call: () => Promise<T>): Promise<Settled<T>> {
+  try {
+    return call().then(
+      (value): Settled<T> => ({ ok: true, value }),
+      (error: unknown): Settled<T> => ({ ok: false, error }),
+    );
+  } catch (error) {
+    return Promise.resolve({ ok: false, error });
+  }
+}
+
+let clockMs = -1;
+let clockIso = '';
+/** The ISO time, formatted once per millisecond (a run of 100,000 tasks asks for it some 300,000 times). */
+function now(): string {
+  const ms = Date.now();
+  if (ms !== clockMs) {
+    clockMs = ms;
+    clockIso = new Date(ms).toISOString();
+  }
+  return clockIso;
+}
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const finiteOrZero = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+const positiveInteger = (value: number | undefined, fallback: number): number =>
+  value !== undefined && Number.isInteger(value) && value > 0 ? value : fallback;

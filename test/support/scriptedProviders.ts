@@ -1,0 +1,288 @@
+// Scripted in-process providers for the executor's tests: a test writes each capability's behaviour (answer when a
+// promise resolves, fail with a code, stream chunks in any order, send heartbeats, never answer, ...); the provider
+// honours idempotency by task_id, counts executions, can drop answers or refuse connections N times, and records
+// every message it receives. Also a recorder of run events to wait on.
+import {
+  ACMP_ERRORS,
+  ACMP_VERSION,
+  type AcmpCapability,
+  AcmpError,
+  type CancelParams,
+  type ChunkParams,
+  type InvokeParams,
+  type InvokeResult,
+  METHODS,
+  type TaskOutput,
+  TransportError,
+} from '../../server/src/run/protocol';
+import type { Connector, InvokeHandlers, ProviderConnection, RunEvent } from '../../server/src/run/types';
+
+export interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve: (value: T) => void = () => undefined;
+  const promise = new Promise<T>((settle) => (resolve = settle));
+  return { promise, resolve };
+}
+
+/** Every optional feature of Layer 1 except heartbeats (a silent task would otherwise fail for liveness). */
+export const FULL: AcmpCapability = {
+  version: ACMP_VERSION,
+  role: 'provider',
+  accepts: [METHODS.invoke, METHODS.cancel, METHODS.inputChunk],
+  emits: [METHODS.streamChunk],
+  features: { output_streaming: true, input_streaming: true },
+};
+
+/** Invoke only: no cancel, no streaming, no heartbeats. */
+export const PLAIN: AcmpCapability = {
+  version: ACMP_VERSION,
+  accepts: [METHODS.invoke],
+  emits: [],
+  features: {},
+};
+
+export const heartbeating = (intervalMs: number): AcmpCapability => ({
+  ...FULL,
+  emits: [...FULL.emits, METHODS.heartbeat],
+  features: { ...FULL.features, heartbeat_interval_ms: intervalMs },
+});
+
+/** What a behaviour sees of its invoke and can do with it. */
+export interface ScriptedCall {
+  readonly params: InvokeParams;
+  /** Sends an `acmp/streamChunk` to the latest invoke of this task_id. */
+  chunk(seq: number, chunk: TaskOutput, final?: boolean): void;
+  heartbeat(progress?: number): void;
+  /** The `acmp/inputChunk`s in the order they arrived, once the final one came. */
+  readonly input: Promise<readonly ChunkParams[]>;
+  /** Resolves when `acmp/cancel` for this task_id arrives. */
+  readonly cancelled: Promise<CancelParams>;
+}
+
+export type Behaviour = (call: ScriptedCall) => InvokeResult | Promise<InvokeResult>;
+
+export function answer(call: ScriptedCall, output: TaskOutput, extra: Partial<InvokeResult> = {}): InvokeResult {
+  return { task_id: call.params.task_id, output, tokens_used: 1, cost_cu: 0.001, ...extra };
+}
+
+/** Answers with its input. */
+export const echo: Behaviour = (call) => answer(call, call.params.input!);
+
+/** Answers only an `acmp/cancel` (with -33004), so never when none comes. */
+export const untilCancelled: Behaviour = async (call) => {
+  const cancel = await call.cancelled;
+  throw new AcmpError(ACMP_ERRORS.cancelled, `cancelled: ${cancel.reason ?? ''}`);
+};
+
+export const refuse =
+  (code: number, message: string): Behaviour =>
+  () => {
+    throw new AcmpError(code, message, { detail: message });
+  };
+
+export interface Received {
+  readonly method: string;
+  readonly params: { readonly task_id: string } & Record<string, unknown>;
+  /** Which of the provider's connections it came on, from 1. */
+  readonly connection: number;
+}
+
+/** A task_id as the provider knows it: one execution however many invokes name it. */
+class ProviderTask {
+  handlers: InvokeHandlers | undefined;
+  result: Promise<InvokeResult> | undefined;
+  readonly inputChunks: ChunkParams[] = [];
+  readonly input = deferred<readonly ChunkParams[]>();
+  readonly cancelled = deferred<CancelParams>();
+}
+
+export class ScriptedProvider {
+  readonly received: Received[] = [];
+  /** Executions by task_id: more than one would be a double execution. */
+  readonly executions = new Map<string, number>();
+  connectionsOpened = 0;
+  connectionsClosed = 0;
+  /** The next N invokes execute, but their answers are lost with the connection (a TransportError). */
+  dropAnswers = 0;
+  /** The next N connection attempts fail. */
+  failConnects = 0;
+  /** Behaviours running now, and the most at once. */
+  active = 0;
+  peakActive = 0;
+  private readonly tasks = new Map<string, ProviderTask>();
+  private readonly waiters: { match: (message: Received) => boolean; resolve: (message: Received) => void }[] = [];
+
+  /** The `acmp` capability it advertises: FULL unless `options.acmp` is given (undefined: none at all). */
+  readonly acmp: AcmpCapability | undefined;
+
+  constructor(
+    readonly id: string,
+    private readonly behaviours: Readonly<Record<string, Behaviour>>,
+    options: { readonly acmp?: AcmpCapability | undefined } = {},
+  ) {
+    this.acmp = 'acmp' in options ? options.acmp : FULL;
+  }
+
+  /** The params of every message of `method` received, in order. */
+  messages(method: string): Received['params'][] {
+    return this.received.filter((message) => message.method === method).map((message) => message.params);
+  }
+
+  invokes(): InvokeParams[] {
+    return this.messages(METHODS.invoke) as unknown as InvokeParams[];
+  }
+
+  /** The first message of `method` (received already or to come) that `match` accepts. */
+  whenReceived(method: string, match: (params: Received['params']) => boolean = () => true): Promise<Received> {
+    const accept = (message: Received): boolean => message.method === method && match(message.params);
+    const found = this.received.find(accept);
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise((resolve) => this.waiters.push({ match: accept, resolve }));
+  }
+
+  readonly connect = (): Promise<ProviderConnection> => {
+    if (this.failConnects > 0) {
+      this.failConnects--;
+      return Promise.reject(new TransportError(`${this.id}: connection refused`));
+    }
+    const number = ++this.connectionsOpened;
+    const closed = deferred();
+    let open = true;
+    const record = (method: string, params: Received['params']): void => {
+      const message = { method, params, connection: number };
+      this.received.push(message);
+      for (const waiter of this.waiters.filter((candidate) => candidate.match(message))) {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        waiter.resolve(message);
+      }
+    };
+    const lost = closed.promise.then(() => {
+      throw new TransportError(`${this.id}: connection closed`);
+    });
+    lost.catch(() => undefined);
+    return Promise.resolve({
+      providerId: this.id,
+      acmp: this.acmp,
+      invoke: (params, handlers) => {
+        record(METHODS.invoke, { ...params });
+        if (!open) return Promise.reject(new TransportError(`${this.id}: connection closed`));
+        const result = this.execute(params, handlers);
+        if (this.dropAnswers > 0) {
+          this.dropAnswers--;
+          return Promise.reject(new TransportError(`${this.id}: connection lost`));
+        }
+        return Promise.race([result, lost]);
+      },
+      inputChunk: (params) => {
+        record(METHODS.inputChunk, { ...params });
+        const task = this.task(params.task_id);
+        task.inputChunks.push(params);
+        if (params.final) task.input.resolve(task.inputChunks);
+        return Promise.resolve();
+      },
+      cancel: (params) => {
+        record(METHODS.cancel, { ...params });
+        this.task(params.task_id).cancelled.resolve(params);
+        return Promise.resolve();
+      },
+      close: () => {
+        if (open) {
+          open = false;
+          this.connectionsClosed++;
+          closed.resolve();
+        }
+        return Promise.resolve();
+      },
+    });
+  };
+
+  private task(taskId: string): ProviderTask {
+    let task = this.tasks.get(taskId);
+    if (task === undefined) {
+      task = new ProviderTask();
+      this.tasks.set(taskId, task);
+    }
+    return task;
+  }
+
+  /** Runs the behaviour once per task_id (Layer 1 §3.1.1); a repeated invoke gets the same answer. */
+  private execute(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
+    const task = this.task(params.task_id);
+    task.handlers = handlers;
+    if (task.result !== undefined) return task.result;
+    this.executions.set(params.task_id, (this.executions.get(params.task_id) ?? 0) + 1);
+    const behaviour = this.behaviours[params.capability];
+    const call: ScriptedCall = {
+      params,
+      chunk: (seq, chunk, final = false) => task.handlers?.onChunk({ task_id: params.task_id, seq, chunk, final }),
+      heartbeat: (progress) =>
+        task.handlers?.onHeartbeat({ task_id: params.task_id, ...(progress === undefined ? {} : { progress }) }),
+      input: task.input.promise,
+      cancelled: task.cancelled.promise,
+    };
+    task.result = (async () => {
+      if (behaviour === undefined) {
+        throw new AcmpError(ACMP_ERRORS.capability_not_found, `${this.id} has no ${params.capability}`);
+      }
+      this.active++;
+      this.peakActive = Math.max(this.peakActive, this.active);
+      try {
+        return await behaviour(call);
+      } finally {
+        this.active--;
+      }
+    })();
+    task.result.catch(() => undefined);
+    return task.result;
+  }
+}
+
+/** A Connector over scripted providers, found by the id of the providers-file entry; records what it was asked. */
+export function scriptedConnector(...providers: ScriptedProvider[]): Connector & { readonly asked: string[] } {
+  const asked: string[] = [];
+  const connect = (config: { id: string }): Promise<ProviderConnection> => {
+    asked.push(config.id);
+    const provider = providers.find((candidate) => candidate.id === config.id);
+    return provider === undefined
+      ? Promise.reject(new TransportError(`no scripted provider "${config.id}"`))
+      : provider.connect();
+  };
+  return Object.assign(connect, { asked });
+}
+
+/** Records a run's events; a test waits on the one it needs. */
+export class EventLog {
+  readonly events: RunEvent[] = [];
+  private readonly waiters: { match: (event: RunEvent) => boolean; resolve: (event: RunEvent) => void }[] = [];
+
+  readonly onEvent = (event: RunEvent): void => {
+    this.events.push(event);
+    for (const waiter of this.waiters.filter((candidate) => candidate.match(event))) {
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve(event);
+    }
+  };
+
+  /** The first event (past or to come) that `match` accepts. */
+  waitFor(match: (event: RunEvent) => boolean): Promise<RunEvent> {
+    const found = this.events.find(match);
+    if (found !== undefined) return Promise.resolve(found);
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  /** When `taskId` reaches `state`. */
+  whenState(taskId: string, state: string): Promise<RunEvent> {
+    return this.waitFor((event) => event.type === 'task-state' && event.task_id === taskId && event.state === state);
+  }
+
+  /** The task ids in the order their `state` events came. */
+  order(state: string): string[] {
+    return this.events.flatMap((event) =>
+      event.type === 'task-state' && event.state === state ? [event.task_id] : [],
+    );
+  }
+}
