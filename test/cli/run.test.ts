@@ -2,7 +2,7 @@
 // started as separate processes (MCP over stdio and Streamable HTTP): progress, the run report, exit codes.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -162,6 +162,62 @@ describe('acmp-dag run', () => {
     assert.equal(cli('run', PIPELINE, '--policy', 'yolo').status, 2);
     assert.equal(cli('run', PIPELINE, '--max-concurrency', '0').status, 2);
   });
+});
+
+/** The pids of processes whose command line names `text` (to find providers a run left behind). */
+function processesNaming(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
+describe('acmp-dag run with a faulty provider process', () => {
+  // Each: the task's clear error, its downstream cancelled, a report, exit 1, and no provider process left.
+  const cases = [
+    // Three attempts, each a fresh process, within a generous deadline.
+    {
+      fixture: 'crash-mid-task',
+      timeout: 30_000,
+      code: -33099,
+      message: /unreachable after 3 attempt\(s\).*out of memory/,
+    },
+    { fixture: 'garbage', timeout: 30_000, code: -33099, message: /unreachable after 3 attempt\(s\)/ },
+    { fixture: 'unknown-id', timeout: 30_000, code: -33099, message: /unreachable after 3 attempt\(s\)/ },
+    { fixture: 'never-answers', timeout: 1_500, code: -33003, message: /timeout|deadline|within/i },
+  ];
+  for (const { fixture, timeout, code, message } of cases) {
+    test(fixture, () => {
+      const script = join(ROOT, 'test', 'fixtures', 'providers', `${fixture}.ts`);
+      const providers = writeJson(`${fixture}.providers.json`, {
+        providers: [{ id: fixture, transport: 'stdio', command: process.execPath, args: ['--import', 'tsx', script] }],
+      });
+      const dag = writeJson(`${fixture}.acmp-dag.json`, {
+        dag_id: 'dag_faulty',
+        tasks: [
+          { task_id: 'task_first', capability: 'echo', input: { type: 'text', data: 'x' }, timeout_ms: timeout },
+          { task_id: 'task_then', capability: 'echo', input: { source: { from_task: 'task_first' } } },
+        ],
+        edges: [{ from: 'task_first', to: 'task_then' }],
+      });
+      const result = cli('run', dag, '--json', '--providers', providers);
+      assert.equal(result.status, 1, result.stderr);
+      const report = reportOf(result.stdout);
+      assert.equal(report.status, 'failed');
+      const [first, then] = report.tasks;
+      assert.equal(first!.state, 'failed');
+      assert.equal(first!.error!.code, code);
+      assert.match(first!.error!.message, message);
+      assert.equal(then!.state, 'cancelled');
+      assert.deepEqual(processesNaming(script), [], 'no provider process outlives the run');
+    });
+  }
 });
 
 /** A free TCP port on 127.0.0.1. */
