@@ -11,6 +11,7 @@ import { formattingFeature } from './features/formatting';
 import { hoverFeature } from './features/hover';
 import { navigationFeature } from './features/navigation';
 import { renameFeature } from './features/rename';
+import { runFeature } from './features/run';
 import { selectionRangesFeature } from './features/selectionRanges';
 import { symbolsFeature } from './features/symbols';
 import { type Settings, normalizeSettings } from './protocol/settings';
@@ -27,6 +28,7 @@ const FEATURES: readonly Feature[] = [
   renameFeature,
   selectionRangesFeature,
   symbolsFeature,
+  runFeature,
 ];
 
 export function startServer(connection: Connection): void {
@@ -52,6 +54,7 @@ export function startServer(connection: Connection): void {
     analyses,
     settingsFor,
     workspace: new WorkspaceDags(connection, documents, analyses),
+    lastOutputs: new Map(),
   };
 
   connection.onInitialize((params) => {

@@ -19,6 +19,7 @@ import { type Site, siteAt } from '../dag/site';
 import { nodeRange } from '../protocol/ranges';
 import type { ProviderConfig } from '../protocol/settings';
 import { BUILTIN_CAPABILITIES, builtinCapability } from '../run/builtin/catalog';
+import type { TaskOutput } from '../run/protocol';
 import { describeValue, knownOutput, outputPaths, preview } from './outputs';
 import { type Feature, type FeatureContext, analysisOf } from './feature';
 import { matchesQuery } from './matching';
@@ -178,21 +179,26 @@ async function capabilityItems(
 }
 
 /** Field paths into the output of the task the reference names, as far as that output's shape is known. */
-function fieldItems(analysis: DagAnalysis, task: TaskDeclaration, range: Range): CompletionItem[] {
+function fieldItems(
+  analysis: DagAnalysis,
+  task: TaskDeclaration,
+  range: Range,
+  lastRun: ReadonlyMap<string, TaskOutput> | undefined,
+): CompletionItem[] {
   const upstreamId = task.referenceCount > 0 ? task.referencedId(0) : undefined;
   const upstream = upstreamId === undefined ? undefined : analysis.model.taskById.get(upstreamId);
-  const output = upstream === undefined ? undefined : knownOutput(analysis, upstream);
-  const paths = output === undefined ? [{ path: 'data', value: undefined }] : outputPaths(output);
+  const known = upstream === undefined ? undefined : knownOutput(analysis, upstream, lastRun);
+  const paths = known === undefined ? [{ path: 'data', value: undefined }] : outputPaths(known.output);
   return paths.map(({ path, value }, position) =>
     stringItem(path, range, {
       kind: CompletionItemKind.Field,
       detail: value === undefined ? 'the output payload' : describeValue(value),
-      ...(value === undefined
+      ...(value === undefined || known === undefined
         ? {}
         : {
             documentation: {
               kind: MarkupKind.Markdown,
-              value: `In the documented output of \`${upstream!.capability}\`, e.g.:\n\n\`\`\`json\n${preview(value)}\n\`\`\``,
+              value: `In ${known.source}:\n\n\`\`\`json\n${preview(value)}\n\`\`\``,
             },
           }),
       sortText: sortKey(0, position),
@@ -298,7 +304,9 @@ export async function complete(
         await capabilityItems(context, document, analysis, site.task, valueRange(document, site.node, offset)),
       );
     case 'field':
-      return list(fieldItems(analysis, site.task, valueRange(document, site.node, offset)));
+      return list(
+        fieldItems(analysis, site.task, valueRange(document, site.node, offset), context.lastOutputs.get(uri)),
+      );
     case 'task-id':
     case 'dag-id':
       return list([]);

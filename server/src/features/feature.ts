@@ -4,6 +4,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AnalysisCache } from '../analyses';
 import type { DagAnalysis } from '../dag/analyze';
 import type { Settings } from '../protocol/settings';
+import type { TaskOutput } from '../run/protocol';
 import type { WorkspaceDags } from '../workspaceDags';
 
 export interface FeatureContext {
@@ -13,6 +14,8 @@ export interface FeatureContext {
   readonly settingsFor: (uri: string) => Promise<Settings>;
   /** The DAG files of the workspace folders, open or not. */
   readonly workspace: WorkspaceDags;
+  /** The outputs of each document's last run, by task id (completion offers the paths of real outputs). */
+  readonly lastOutputs: Map<string, ReadonlyMap<string, TaskOutput>>;
 }
 
 export interface Feature {

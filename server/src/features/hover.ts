@@ -10,6 +10,7 @@ import type { TaskDeclaration } from '../dag/model';
 import { type ObjectKind, type Site, siteAt, siteString } from '../dag/site';
 import { nodeRange } from '../protocol/ranges';
 import { builtinCapability } from '../run/builtin/catalog';
+import type { TaskOutput } from '../run/protocol';
 import { type Feature, analysisOf } from './feature';
 import { describeValue, knownOutput, preview } from './outputs';
 
@@ -83,7 +84,12 @@ function dagHover(analysis: DagAnalysis, dagId: string): string {
   return lines.join('\n');
 }
 
-function fieldHover(analysis: DagAnalysis, task: TaskDeclaration, path: string): string {
+function fieldHover(
+  analysis: DagAnalysis,
+  task: TaskDeclaration,
+  path: string,
+  lastRun: ReadonlyMap<string, TaskOutput> | undefined,
+): string {
   const parsed = parseFieldPath(path);
   if (!parsed.ok) return `Not a field path: ${parsed.message}.`;
   const steps = parsed.segments
@@ -93,15 +99,15 @@ function fieldHover(analysis: DagAnalysis, task: TaskDeclaration, path: string):
   const upstreamIds = task.references.map((reference) => reference.taskId);
   const lines = [`Selects ${selects} from the output of ${idList(upstreamIds, 'no task')}.`];
   const upstream = analysis.model.taskById.get(upstreamIds[0] ?? '');
-  const output = upstream === undefined ? undefined : knownOutput(analysis, upstream);
-  if (output !== undefined) {
-    const resolved = resolveFieldPath(output, parsed.segments);
+  const known = upstream === undefined ? undefined : knownOutput(analysis, upstream, lastRun);
+  if (known !== undefined) {
+    const resolved = resolveFieldPath(known.output, parsed.segments);
     const value = resolved.found ? resolved.value : undefined;
     lines.push(
       '',
       value === undefined
-        ? `The documented output of ${code(upstream!.capability ?? '')} has no such member.`
-        : `In the documented output of ${code(upstream!.capability ?? '')}: ${describeValue(value)}, e.g.\n\n\`\`\`json\n${preview(value)}\n\`\`\``,
+        ? `${known.source[0]!.toUpperCase()}${known.source.slice(1)} has no such member.`
+        : `In ${known.source}: ${describeValue(value)}, e.g.\n\n\`\`\`json\n${preview(value)}\n\`\`\``,
     );
   }
   return lines.join('\n');
@@ -146,7 +152,11 @@ function propertyHover(owner: ObjectKind, key: string): string | undefined {
   return description === undefined ? undefined : `${code(key)}: ${description}`;
 }
 
-function hoverText(analysis: DagAnalysis, site: Site): string | undefined {
+function hoverText(
+  analysis: DagAnalysis,
+  site: Site,
+  lastRun: ReadonlyMap<string, TaskOutput> | undefined,
+): string | undefined {
   switch (site.kind) {
     case 'task-id':
     case 'edge-end':
@@ -160,7 +170,7 @@ function hoverText(analysis: DagAnalysis, site: Site): string | undefined {
     }
     case 'field': {
       const path = siteString(site);
-      return path === undefined ? undefined : fieldHover(analysis, site.task, path);
+      return path === undefined ? undefined : fieldHover(analysis, site.task, path, lastRun);
     }
     case 'capability': {
       const capability = siteString(site);
@@ -181,7 +191,7 @@ export const hoverFeature: Feature = {
       if (open === undefined) return null;
       const { document, analysis } = open;
       const site = siteAt(analysis.document, analysis.model, document.offsetAt(position));
-      const text = hoverText(analysis, site);
+      const text = hoverText(analysis, site, context.lastOutputs.get(textDocument.uri));
       if (text === undefined) return null;
       const node = site.kind === 'property' ? site.keyNode : 'node' in site ? site.node : undefined;
       return {

@@ -1,5 +1,5 @@
-// What a task's output is known to look like before a run: the documented output of a built-in capability, or, for
-// `echo`, its own input. Field-path completion and hover read it.
+// What a task's output is known to look like: its real output in the last run, else the documented output of a
+// built-in capability or, for `echo`, its own input. Field-path completion and hover read it.
 import type { DagAnalysis } from '../dag/analyze';
 import type { TaskDeclaration } from '../dag/model';
 import { builtinCapability } from '../run/builtin/catalog';
@@ -8,15 +8,29 @@ import type { TaskOutput } from '../run/protocol';
 /** How far `echo` tasks are followed upstream (each passes its input on). */
 const MAX_ECHO_CHAIN = 16;
 
-export function knownOutput(analysis: DagAnalysis, task: TaskDeclaration): TaskOutput | undefined {
+/** An output whose shape is known, and where it comes from, as a sentence names it ("the last run's output of …"). */
+export interface KnownOutput {
+  readonly output: TaskOutput;
+  readonly source: string;
+}
+
+/** The task's output in the document's last run, when there was one; else what its capability documents. */
+export function knownOutput(
+  analysis: DagAnalysis,
+  task: TaskDeclaration,
+  lastRun: ReadonlyMap<string, TaskOutput> | undefined,
+): KnownOutput | undefined {
+  const real = task.id === undefined ? undefined : lastRun?.get(task.id);
+  if (real !== undefined) return { output: real, source: `the last run's output of \`${task.id}\`` };
   let current: TaskDeclaration | undefined = task;
   for (let hops = 0; current !== undefined && hops < MAX_ECHO_CHAIN; hops++) {
     const capability = builtinCapability(current.capability ?? '');
     if (capability === undefined) return undefined;
-    if (capability.exampleOutput !== 'the input') return capability.exampleOutput;
+    const source = `the documented output of \`${current.capability}\``;
+    if (capability.exampleOutput !== 'the input') return { output: capability.exampleOutput, source };
     if (current.inputForm === 'literal') {
       const input = current.inputNode?.value as Partial<TaskOutput> | undefined;
-      return typeof input?.type === 'string' ? { type: input.type, data: input.data } : undefined;
+      return typeof input?.type === 'string' ? { output: { type: input.type, data: input.data }, source } : undefined;
     }
     // An echo of a whole upstream output has that output's shape.
     if (current.sourceForm !== 'single' || current.field !== undefined) return undefined;

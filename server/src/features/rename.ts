@@ -1,12 +1,12 @@
 // Rename of a task id from any of its places: the declaration, every edge end and every reference change together.
-import { ResponseError, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
+import { LSPErrorCodes, ResponseError, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import { dagIndex } from '../dag/dagIndex';
 import { nodeRange } from '../protocol/ranges';
 import type { Feature } from './feature';
 import { taskIdAt } from './navigation';
 
 /** LSP's RequestFailed: the client shows the message. */
-const REQUEST_FAILED = -32803;
+const REQUEST_FAILED = LSPErrorCodes.RequestFailed;
 
 /** Why `name` cannot be a task id, or undefined when it can. */
 export function invalidTaskId(name: string, previous: string): string | undefined {

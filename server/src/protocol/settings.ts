@@ -16,6 +16,9 @@ export const ProviderSchema = z.object({
 });
 export type ProviderConfig = z.infer<typeof ProviderSchema>;
 
+/** `acmp.run.*`: how the editor runs a DAG when the run command says nothing else (design.md §3, §5). */
+export const DEFAULT_RUN_SETTINGS = { failurePolicy: 'fail-fast', maxConcurrency: 8 } as const;
+
 export const SettingsSchema = z.object({
   limits: z
     .object({
@@ -25,13 +28,19 @@ export const SettingsSchema = z.object({
     })
     .catch(DEFAULT_LIMITS),
   providers: z.array(ProviderSchema).catch([]),
+  run: z
+    .object({
+      failurePolicy: z.enum(['fail-fast', 'best-effort']).catch(DEFAULT_RUN_SETTINGS.failurePolicy),
+      maxConcurrency: z.int().positive().catch(DEFAULT_RUN_SETTINGS.maxConcurrency),
+    })
+    .catch(DEFAULT_RUN_SETTINGS),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
 /** Settings from whatever a client sent: every missing or malformed value falls back to its default. */
 export function normalizeSettings(raw: unknown): Settings {
   const object = raw !== null && typeof raw === 'object' ? raw : {};
-  return SettingsSchema.parse({ limits: {}, ...object });
+  return SettingsSchema.parse({ limits: {}, run: {}, ...object });
 }
 
 /**

@@ -38,6 +38,11 @@ import { WebSocketTransport } from './websocketTransport';
 export interface ConnectOptions {
   /** How long a provider may take to answer `initialize` (default 10 s). */
   readonly initializeTimeoutMs?: number;
+  /**
+   * Bearer tokens by provider id, handed over for one run (the editor keeps them in its secret storage); a provider
+   * without one here takes its token from the variable its `tokenEnv` names.
+   */
+  readonly tokens?: Readonly<Record<string, string>>;
 }
 
 const CLIENT_INFO = { name: 'acmp-dag', version: ACMP_VERSION };
@@ -78,8 +83,9 @@ class Ending {
   }
 }
 
-/** The bearer token from the variable `tokenEnv` names; the only place a token comes from (design.md §6). */
-function tokenOf(provider: ProviderConfig): string | undefined {
+/** The bearer token handed over for the run, else the one in the variable `tokenEnv` names (design.md §6). */
+function tokenOf(provider: ProviderConfig, tokens: Readonly<Record<string, string>>): string | undefined {
+  if (Object.hasOwn(tokens, provider.id) && tokens[provider.id] !== '') return tokens[provider.id];
   if (provider.tokenEnv === undefined) return undefined;
   const token = process.env[provider.tokenEnv];
   if (token === undefined || token === '') {
@@ -328,10 +334,10 @@ function websocketTransport(provider: ProviderConfig, token: string | undefined)
 }
 
 /** A Connector (types.ts) with its own options; `connectProvider` is the one with the defaults. */
-export function createConnector({ initializeTimeoutMs = 10_000 }: ConnectOptions = {}): Connector {
+export function createConnector({ initializeTimeoutMs = 10_000, tokens = {} }: ConnectOptions = {}): Connector {
   return async (provider) => {
     if (provider.transport === 'builtin') return connectBuiltin(provider);
-    const token = tokenOf(provider);
+    const token = tokenOf(provider, tokens);
     const redact = redactor(token);
     const transport =
       provider.transport === 'stdio'

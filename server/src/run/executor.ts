@@ -83,6 +83,9 @@ type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: fals
 /** A RunEvent before the run stamps it. */
 type EventBody = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'run_id' | 'at'> : never) : never;
 
+/** The provider a reused output is reported from (RunOptions.reuse). */
+export const REUSED = 'reused from an earlier run';
+
 // Shared by the tasks that have not started, rather than a promise and a function each.
 const NOT_STARTED = Promise.resolve();
 const NOTHING = (): void => undefined;
@@ -135,7 +138,7 @@ class TaskRun {
 }
 
 class Run {
-  readonly id = randomUUID();
+  readonly id: string;
   readonly done: Promise<RunReport>;
   private resolveDone: (report: RunReport) => void = NOTHING;
   private readonly tasks: readonly TaskRun[];
@@ -161,6 +164,7 @@ class Run {
     private readonly model: DagModel,
     private readonly options: RunOptions,
   ) {
+    this.id = options.runId ?? randomUUID();
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.pool = new ProviderPool(options.providers, options.connect);
     this.policy = options.policy ?? 'fail-fast';
@@ -210,6 +214,15 @@ class Run {
       this.startedAt,
     );
     for (const task of this.tasks) if (task.waiting === 0) this.ready.push(task);
+    // Outputs an earlier run completed: those tasks complete at once, and what depends on them may start.
+    for (const [taskId, output] of Object.entries(this.options.reuse ?? {})) {
+      const task = this.byId.get(taskId);
+      if (task === undefined || task.state !== 'pending') continue;
+      task.output = output;
+      task.providerId = REUSED;
+      this.finish(task, 'completed');
+      for (const next of task.downstream) this.release(next);
+    }
     this.advance();
   }
 

@@ -126,6 +126,10 @@ export interface RunOptions {
   readonly attempts?: number;
   readonly backoffMs?: number;
   readonly onEvent?: (event: RunEvent) => void;
+  /** The run's id (a client that chose it can follow and cancel the run from its first event); default a UUID. */
+  readonly runId?: string;
+  /** Outputs of an earlier run, by task id: those tasks complete at once with them and are not invoked. */
+  readonly reuse?: Readonly<Record<string, TaskOutput>>;
 }
 
 /** A run in progress. */

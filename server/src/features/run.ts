@@ -1,0 +1,128 @@
+// Running DAGs through LSP (server/README.md): `workspace/executeCommand` acmp.runDag answers with the run report
+// when the run ends and sends every event meanwhile as `acmp/runEvent`; acmp.cancelRun / acmp.cancelTask cancel.
+// The executor (server/src/run/) does the work; this file only wires it to the connection.
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { type CancellationToken, ErrorCodes, LSPErrorCodes, ResponseError } from 'vscode-languageserver';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { analyzeDag } from '../dag/analyze';
+import {
+  type CancelRunArguments,
+  type CancelTaskArguments,
+  RUN_COMMANDS,
+  RUN_EVENT_NOTIFICATION,
+  type RunDagArguments,
+  type RunEventParams,
+  type RunRefusedData,
+} from '../protocol/run';
+import { createConnector } from '../run/connect';
+import { startRun } from '../run/executor';
+import type { TaskOutput } from '../run/protocol';
+import type { DagRun, RunReport } from '../run/types';
+import { type Feature, type FeatureContext, analysisOf } from './feature';
+
+/** How many errors a refusal's message lists (its data has them all). */
+const ERRORS_IN_MESSAGE = 5;
+
+const invalid = (message: string): ResponseError<void> => new ResponseError(ErrorCodes.InvalidParams, message);
+
+/** The one argument object of a command, checked for the fields it must have. */
+function argumentOf<T>(args: readonly unknown[] | undefined, required: readonly (keyof T & string)[]): T {
+  const [argument] = args ?? [];
+  if (argument === null || typeof argument !== 'object') throw invalid('expected one argument object');
+  for (const key of required) {
+    if (typeof (argument as Record<string, unknown>)[key] !== 'string') throw invalid(`expected "${key}" (a string)`);
+  }
+  return argument as T;
+}
+
+/** The document's text and analysis: the open document as edited, else the file on disk. */
+async function analysisFor(context: FeatureContext, uri: string) {
+  const open = analysisOf(context, uri);
+  if (open !== undefined) return open;
+  let text: string;
+  try {
+    text = await readFile(fileURLToPath(uri), 'utf8');
+  } catch (error) {
+    throw new ResponseError(ErrorCodes.InvalidParams, `cannot read ${uri}: ${(error as Error).message}`);
+  }
+  return { document: TextDocument.create(uri, 'acmp-dag', 0, text), analysis: analyzeDag(text) };
+}
+
+async function runDag(
+  context: FeatureContext,
+  runs: Map<string, DagRun>,
+  argument: RunDagArguments,
+  token: CancellationToken,
+): Promise<RunReport> {
+  const { document, analysis } = await analysisFor(context, argument.uri);
+  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error');
+  if (errors.length > 0) {
+    const listed = errors.map((error) => ({
+      code: error.code,
+      message: error.message,
+      line: document.positionAt(error.start).line,
+    }));
+    const shown = listed.slice(0, ERRORS_IN_MESSAGE).map((error) => `line ${error.line + 1}: ${error.message}`);
+    const more = listed.length > ERRORS_IN_MESSAGE ? ` (and ${listed.length - ERRORS_IN_MESSAGE} more)` : '';
+    throw new ResponseError<RunRefusedData>(
+      LSPErrorCodes.RequestFailed,
+      `The DAG has ${listed.length} error(s); fix them before running: ${shown.join('; ')}${more}`,
+      { errors: listed },
+    );
+  }
+  const settings = await context.settingsFor(argument.uri);
+  const run = startRun(analysis, {
+    providers: settings.providers,
+    connect: createConnector({ tokens: argument.tokens ?? {} }),
+    policy: argument.policy ?? settings.run.failurePolicy,
+    maxConcurrency: argument.maxConcurrency ?? settings.run.maxConcurrency,
+    ...(argument.runId === undefined ? {} : { runId: argument.runId }),
+    ...(argument.reuse === undefined ? {} : { reuse: argument.reuse }),
+    onEvent: (event) =>
+      void context.connection.sendNotification(RUN_EVENT_NOTIFICATION, {
+        uri: argument.uri,
+        event,
+      } satisfies RunEventParams),
+  });
+  runs.set(run.runId, run);
+  // A client that gives up on the request (LSP's $/cancelRequest) cancels the run.
+  const subscription = token.onCancellationRequested(() => run.cancel('the client cancelled the request'));
+  try {
+    const report = await run.done;
+    const outputs = new Map<string, TaskOutput>();
+    for (const task of report.tasks) if (task.output !== undefined) outputs.set(task.task_id, task.output);
+    context.lastOutputs.set(argument.uri, outputs);
+    return report;
+  } finally {
+    subscription.dispose();
+    runs.delete(run.runId);
+  }
+}
+
+export const runFeature: Feature = {
+  capabilities: { executeCommandProvider: { commands: Object.values(RUN_COMMANDS) } },
+  register(context) {
+    const runs = new Map<string, DagRun>();
+    context.connection.onExecuteCommand(async ({ command, arguments: args }, token) => {
+      switch (command) {
+        case RUN_COMMANDS.runDag:
+          return runDag(context, runs, argumentOf<RunDagArguments>(args, ['uri']), token);
+        case RUN_COMMANDS.cancelRun: {
+          const { runId, reason } = argumentOf<CancelRunArguments>(args, ['runId']);
+          const run = runs.get(runId);
+          run?.cancel(reason);
+          return { cancelled: run !== undefined };
+        }
+        case RUN_COMMANDS.cancelTask: {
+          const { runId, taskId, reason } = argumentOf<CancelTaskArguments>(args, ['runId', 'taskId']);
+          const run = runs.get(runId);
+          run?.cancelTask(taskId, reason);
+          return { cancelled: run !== undefined };
+        }
+        default:
+          throw invalid(`unknown command "${command}"`);
+      }
+    });
+  },
+};

@@ -1,0 +1,85 @@
+// The LSP run protocol, declared once for the server, the VS Code client and any other LSP client
+// (server/README.md documents it): commands through `workspace/executeCommand`, progress as notifications.
+import type { TaskOutput } from '../run/protocol';
+import type { FailurePolicy, RunEvent, RunReport } from '../run/types';
+
+/** The commands the server executes (`workspace/executeCommand`), each with one argument object. */
+export const RUN_COMMANDS = {
+  /** Runs a DAG; answers with the RunReport when the run ends. Arguments: RunDagArguments. */
+  runDag: 'acmp.runDag',
+  /** Cancels a run: every task not terminal yet. Arguments: CancelRunArguments. */
+  cancelRun: 'acmp.cancelRun',
+  /** Cancels a task and its downstream tasks (BFS). Arguments: CancelTaskArguments. */
+  cancelTask: 'acmp.cancelTask',
+} as const;
+
+export interface RunDagArguments {
+  /** The DAG document (open in the client or on disk). */
+  readonly uri: string;
+  /** Chosen by the client so it can follow and cancel the run from its first event; made by the server if absent. */
+  readonly runId?: string;
+  readonly policy?: FailurePolicy;
+  readonly maxConcurrency?: number;
+  /** Bearer tokens by provider id, from the client's secret storage: used for this run only, never stored or logged. */
+  readonly tokens?: Readonly<Record<string, string>>;
+  /**
+   * Outputs of tasks that completed in an earlier run, by task id: those tasks are not invoked again but complete at
+   * once with these outputs (re-running what failed reuses what did not).
+   */
+  readonly reuse?: Readonly<Record<string, TaskOutput>>;
+}
+
+export interface CancelRunArguments {
+  readonly runId: string;
+  readonly reason?: string;
+}
+
+export interface CancelTaskArguments {
+  readonly runId: string;
+  readonly taskId: string;
+  readonly reason?: string;
+}
+
+/** Notification `acmp/runEvent`: every event of a run as it happens (state changes, chunks, heartbeats, costs). */
+export const RUN_EVENT_NOTIFICATION = 'acmp/runEvent';
+
+export interface RunEventParams {
+  readonly uri: string;
+  readonly event: RunEvent;
+}
+
+/** The error `acmp.runDag` answers with when the DAG has errors (JSON-RPC RequestFailed, -32803). */
+export interface RunRefusedData {
+  /** Every error diagnostic: its code, message and 0-based line. */
+  readonly errors: readonly { readonly code: string; readonly message: string; readonly line: number }[];
+}
+
+/** Request `acmp/graph`: the DAG's graph for a graph view. */
+export const GRAPH_REQUEST = 'acmp/graph';
+
+export interface GraphParams {
+  readonly uri: string;
+}
+
+export interface DagGraph {
+  /** False while the text is not JSON: a view keeps the last good graph. */
+  readonly parsed: boolean;
+  readonly dagId: string | undefined;
+  readonly nodes: readonly {
+    readonly id: string;
+    readonly capability: string | undefined;
+    /** Where the task's `task_id` is (0-based line and character), to reveal it. */
+    readonly line: number;
+    readonly character: number;
+  }[];
+  readonly edges: readonly {
+    readonly from: string;
+    readonly to: string;
+    readonly cycle: boolean;
+    /** An end names no task. */
+    readonly dangling: boolean;
+    readonly streamEligible: boolean;
+  }[];
+}
+
+export type { RunReport };

@@ -1,0 +1,232 @@
+// Running DAGs through LSP, without VS Code: the built server over stdio executes acmp.runDag, streams acmp/runEvent
+// notifications, answers with the run report, cancels runs and tasks, refuses DAGs with errors.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import type { CompletionList } from 'vscode-languageserver-types';
+import {
+  RUN_COMMANDS,
+  RUN_EVENT_NOTIFICATION,
+  type RunDagArguments,
+  type RunEventParams,
+  type RunRefusedData,
+} from '../../server/src/protocol/run';
+import type { RunEvent, RunReport } from '../../server/src/run/types';
+import { atCursor } from '../support/cursor';
+import { type LspSession, startLspSession } from '../support/lspHarness';
+
+const ROOT = resolve(__dirname, '../..');
+const PIPELINE = readFileSync(join(ROOT, 'examples/text-pipeline.acmp-dag.json'), 'utf8');
+const NEVER_ANSWERS = join(ROOT, 'test/fixtures/providers/never-answers.ts');
+
+/** Two tasks on the built-in provider around one on a provider that never answers. */
+const SLOW_DAG = JSON.stringify({
+  dag_id: 'dag_slow',
+  tasks: [
+    { task_id: 'task_first', capability: 'echo', input: { type: 'text', data: 'x' } },
+    { task_id: 'task_slow', capability: 'slow-thing', input: { source: { from_task: 'task_first' } } },
+    { task_id: 'task_after', capability: 'echo', input: { source: { from_task: 'task_slow' } } },
+  ],
+  edges: [
+    { from: 'task_first', to: 'task_slow' },
+    { from: 'task_slow', to: 'task_after' },
+  ],
+});
+
+describe('running DAGs over LSP', () => {
+  let session: LspSession;
+  const events: RunEventParams[] = [];
+  const waiters: { accept: (event: RunEvent) => boolean; resolve: () => void }[] = [];
+  let counter = 0;
+
+  before(async () => {
+    session = await startLspSession({
+      providers: [
+        { id: 'local', transport: 'builtin' },
+        {
+          id: 'stuck',
+          transport: 'stdio',
+          command: process.execPath,
+          args: ['--import', 'tsx', NEVER_ANSWERS],
+          capabilities: ['slow-thing'],
+        },
+      ],
+    });
+    session.connection.onNotification(RUN_EVENT_NOTIFICATION, (params: RunEventParams) => {
+      events.push(params);
+      for (const waiter of [...waiters]) {
+        if (waiter.accept(params.event)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }
+    });
+  });
+  after(() => session.stop());
+
+  const eventSeen = (accept: (event: RunEvent) => boolean): Promise<void> =>
+    new Promise((resolveSeen) => waiters.push({ accept, resolve: resolveSeen }));
+
+  async function open(text: string): Promise<string> {
+    const uri = `file:///run-${++counter}.acmp-dag.json`;
+    await session.open(uri, text);
+    return uri;
+  }
+
+  const runDag = (argument: RunDagArguments) =>
+    session.connection.sendRequest<RunReport>('workspace/executeCommand', {
+      command: RUN_COMMANDS.runDag,
+      arguments: [argument],
+    });
+
+  test('the server announces its commands', async () => {
+    const other = await startLspSession();
+    try {
+      // The harness does not keep the initialize answer: ask a fresh server for it.
+      const answer = await other.connection.sendRequest<{
+        capabilities: { executeCommandProvider: { commands: string[] } };
+      }>('initialize', { processId: null, rootUri: null, capabilities: {} });
+      assert.deepEqual(answer.capabilities.executeCommandProvider.commands.sort(), Object.values(RUN_COMMANDS).sort());
+    } finally {
+      await other.stop();
+    }
+  });
+
+  test('acmp.runDag runs the pipeline, streams its events in order and answers with the report', async () => {
+    const uri = await open(PIPELINE);
+    const runId = 'run-pipeline-1';
+    const report = await runDag({ uri, runId });
+    assert.equal(report.status, 'completed');
+    assert.equal(report.run_id, runId);
+    assert.deepEqual(Object.keys(report.result), ['task_agg_03']);
+    const mine = events.filter((params) => params.uri === uri).map((params) => params.event);
+    assert.equal(mine[0]!.type, 'run-started');
+    assert.equal(mine.at(-1)!.type, 'run-finished');
+    assert.ok(mine.every((event) => event.run_id === runId && !Number.isNaN(Date.parse(event.at))));
+    const states = (taskId: string) =>
+      mine.flatMap((event) => (event.type === 'task-state' && event.task_id === taskId ? [event.state] : []));
+    for (const task of report.tasks) assert.deepEqual(states(task.task_id), ['running', 'completed'], task.task_id);
+    assert.equal(mine.filter((event) => event.type === 'cost').length, 4);
+  });
+
+  test('after a run, field-path completion offers the paths of the real outputs', async () => {
+    const uri = await open(PIPELINE);
+    await runDag({ uri });
+    const marked = PIPELINE.replace('"field": "data.chunks[0]"', '"field": "data.‸"');
+    const cursor = atCursor(marked, uri);
+    await session.change(uri, 2, cursor.text);
+    const list = await session.connection.sendRequest<CompletionList>('textDocument/completion', {
+      textDocument: { uri },
+      position: cursor.position,
+    });
+    const chunks = list.items.find((item) => item.label === 'data.chunks[1]');
+    assert.ok(chunks, list.items.map((item) => item.label).join());
+    assert.match((chunks.documentation as { value: string }).value, /the last run's output of `task_split_01`/);
+    assert.match((chunks.documentation as { value: string }).value, /Support was friendly/);
+  });
+
+  test('acmp.cancelTask cancels the task and its downstream; the completed upstream stays completed', async () => {
+    const uri = await open(SLOW_DAG);
+    const runId = 'run-slow-1';
+    const slowRunning = eventSeen(
+      (event) =>
+        event.run_id === runId &&
+        event.type === 'task-state' &&
+        event.task_id === 'task_slow' &&
+        event.state === 'running',
+    );
+    const done = runDag({ uri, runId });
+    await slowRunning;
+    const answer = await session.connection.sendRequest('workspace/executeCommand', {
+      command: RUN_COMMANDS.cancelTask,
+      arguments: [{ runId, taskId: 'task_slow' }],
+    });
+    assert.deepEqual(answer, { cancelled: true });
+    const report = await done;
+    assert.deepEqual(
+      report.tasks.map((task) => [task.task_id, task.state]),
+      [
+        ['task_first', 'completed'],
+        ['task_slow', 'cancelled'],
+        ['task_after', 'cancelled'],
+      ],
+    );
+  });
+
+  test('acmp.cancelRun cancels the whole run', async () => {
+    const uri = await open(SLOW_DAG);
+    const runId = 'run-slow-2';
+    const slowRunning = eventSeen(
+      (event) =>
+        event.run_id === runId &&
+        event.type === 'task-state' &&
+        event.task_id === 'task_slow' &&
+        event.state === 'running',
+    );
+    const done = runDag({ uri, runId });
+    await slowRunning;
+    await session.connection.sendRequest('workspace/executeCommand', {
+      command: RUN_COMMANDS.cancelRun,
+      arguments: [{ runId }],
+    });
+    const report = await done;
+    assert.equal(report.status, 'cancelled');
+    assert.deepEqual(
+      report.tasks.map((task) => task.state),
+      ['completed', 'cancelled', 'cancelled'],
+    );
+  });
+
+  test('a DAG with errors is refused: RequestFailed with every error listed', async () => {
+    const uri = await open(PIPELINE.replace('{ "from": "task_split_01", "to": "task_sent_02a" },', ''));
+    await assert.rejects(runDag({ uri }), (error: { code: number; message: string; data: RunRefusedData }) => {
+      assert.equal(error.code, -32803);
+      assert.match(error.message, /The DAG has 1 error\(s\)/);
+      assert.deepEqual(
+        error.data.errors.map((e) => [e.code, e.line]),
+        [['missing-edge', 16]],
+      );
+      return true;
+    });
+  });
+
+  test('reuse: tasks with outputs from an earlier run complete at once and are not invoked', async () => {
+    const uri = await open(PIPELINE);
+    const first = await runDag({ uri });
+    const split = first.tasks.find((task) => task.task_id === 'task_split_01')!;
+    const report = await runDag({ uri, reuse: { task_split_01: split.output! } });
+    assert.equal(report.status, 'completed');
+    const reused = report.tasks.find((task) => task.task_id === 'task_split_01')!;
+    assert.deepEqual(reused.output, split.output);
+    assert.equal(reused.cost_cu ?? 0, 0);
+    assert.deepEqual(report.result, first.result);
+  });
+
+  test('a DAG file that is not open runs from disk', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'acmp-run-lsp-'));
+    try {
+      const file = join(folder, 'disk.acmp-dag.json');
+      writeFileSync(file, PIPELINE);
+      const report = await runDag({ uri: pathToFileURL(file).href });
+      assert.equal(report.status, 'completed');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  test('unknown commands and malformed arguments are invalid params', async () => {
+    for (const [command, args] of [
+      ['acmp.nothing', [{}]],
+      [RUN_COMMANDS.runDag, []],
+      [RUN_COMMANDS.cancelTask, [{ runId: 'x' }]],
+    ] as const) {
+      await assert.rejects(
+        session.connection.sendRequest('workspace/executeCommand', { command, arguments: args }),
+        (error: { code: number }) => error.code === -32602,
+      );
+    }
+  });
+});
