@@ -172,6 +172,8 @@ class Execution {
   }
 
   cancel(reason: string | undefined): void {
+    // Closing the provider cancels every remembered execution: most are settled, and an Error each costs a stack.
+    if (this.settled) return;
     this.fail(
       new AcmpError(ACMP_ERRORS.cancelled, reason === undefined ? 'Task cancelled' : `Task cancelled: ${reason}`, {
         task_id: this.params.task_id,
