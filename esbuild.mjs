@@ -23,6 +23,15 @@ await Promise.all([
     outfile: 'dist/client.js',
     external: ['vscode'],
   }),
+  // The graph webview's script (and, from its import, dist/graph.css): a page script, loaded under a strict CSP.
+  esbuild.build({
+    ...common,
+    entryPoints: ['client/webview/graph.ts'],
+    outfile: 'dist/graph.js',
+    platform: 'browser',
+    target: 'es2022',
+    format: 'iife',
+  }),
   esbuild.build({ ...common, entryPoints: ['server/src/main.ts'], outfile: 'dist/server.js', banner: shebang }),
   esbuild.build({ ...common, entryPoints: ['server/src/cli.ts'], outfile: 'dist/cli.js', banner: shebang }),
   esbuild.build({

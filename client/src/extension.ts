@@ -1,33 +1,55 @@
-// The VS Code client: starts the bundled language server over Node IPC; all analysis lives in the server.
-import * as path from 'node:path';
-import { type ExtensionContext, workspace } from 'vscode';
-import {
-  LanguageClient,
-  type LanguageClientOptions,
-  type ServerOptions,
-  TransportKind,
-} from 'vscode-languageclient/node';
+// The VS Code extension: wires the language server's client to the run views and commands; each lives in its own file.
+import { type Event, type ExtensionContext, languages, workspace } from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import { RUN_EVENT_NOTIFICATION, type RunEventParams } from '../../server/src/protocol/run';
+import { RunCodeLensProvider } from './codeLens';
+import { registerCommands } from './commands';
+import { RunDecorations } from './decorations';
+import { graphRunEvents, registerGraphView } from './graphView';
+import { createLanguageClient } from './languageClient';
+import { RunLog } from './runLog';
+import { createRunTree } from './runTree';
+import { Runner } from './runner';
+import { type RunSnapshot, RunsModel } from './runs';
+import { createRunStatusBarItem } from './statusBar';
+import { TASK_OUTPUT_SCHEME, TaskOutputProvider } from './taskOutput';
+import { ProviderTokens } from './tokens';
+
+/** What `activate` returns: the runs the tree shows, for tests and other extensions. */
+export interface AcmpApi {
+  /** Newest first. */
+  runs(): readonly RunSnapshot[];
+  readonly onDidChangeRuns: Event<void>;
+}
 
 let client: LanguageClient | undefined;
 
-export async function activate(context: ExtensionContext): Promise<void> {
-  const module = context.asAbsolutePath(path.join('dist', 'server.js'));
-  const serverOptions: ServerOptions = {
-    run: { module, transport: TransportKind.ipc },
-    debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6009'] } },
-  };
-  // The server keeps the workspace's DAG files (workspace symbols, capability completion) current from its events;
-  // the client does not dispose a watcher it is given.
-  const dagFileWatcher = workspace.createFileSystemWatcher('**/*.acmp-dag.json');
-  context.subscriptions.push(dagFileWatcher);
-  const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ language: 'acmp-dag' }],
-    synchronize: { configurationSection: 'acmp', fileEvents: dagFileWatcher },
-  };
-  // The client's id `acmp` makes VS Code honour the `acmp.trace.server` setting.
-  client = new LanguageClient('acmp', 'ACMP DAG Language Server', serverOptions, clientOptions);
-  context.subscriptions.push(client);
+export async function activate(context: ExtensionContext): Promise<AcmpApi> {
+  const tokens = new ProviderTokens(context.secrets);
+  client = createLanguageClient(context, tokens);
+  const runs = new RunsModel(context.workspaceState);
+  const log = new RunLog();
+  const codeLenses = new RunCodeLensProvider();
+  context.subscriptions.push(
+    client,
+    runs,
+    log,
+    client.onNotification(RUN_EVENT_NOTIFICATION, (params: RunEventParams) => {
+      runs.apply(params.uri, params.event);
+      log.event(params);
+      graphRunEvents.fire(params);
+    }),
+    ...createRunTree(runs),
+    ...createRunStatusBarItem(runs),
+    new RunDecorations(runs),
+    codeLenses,
+    languages.registerCodeLensProvider({ language: 'acmp-dag' }, codeLenses),
+    workspace.registerTextDocumentContentProvider(TASK_OUTPUT_SCHEME, new TaskOutputProvider(runs)),
+    ...registerCommands(runs, new Runner(client, runs, tokens, log), tokens),
+  );
+  registerGraphView(context, client);
   await client.start();
+  return { runs: () => runs.runs, onDidChangeRuns: runs.onDidChange };
 }
 
 export async function deactivate(): Promise<void> {

@@ -8,6 +8,7 @@ import { registerDiagnostics } from './features/diagnostics';
 import type { Feature, FeatureContext } from './features/feature';
 import { foldingFeature } from './features/folding';
 import { formattingFeature } from './features/formatting';
+import { graphFeature } from './features/graph';
 import { hoverFeature } from './features/hover';
 import { navigationFeature } from './features/navigation';
 import { renameFeature } from './features/rename';
@@ -23,6 +24,7 @@ const FEATURES: readonly Feature[] = [
   completionFeature,
   foldingFeature,
   formattingFeature,
+  graphFeature,
   hoverFeature,
   navigationFeature,
   renameFeature,

@@ -22,6 +22,20 @@ const cache = join(root, '.cache', 'e2e');
 const nodeBin = join(cache, 'bin');
 const screenshot = join(root, 'out', 'e2e', 'problems-panel.png');
 
+/**
+ * Resolves once a graph webview on the page (a frame inside VS Code's webview frames) has drawn its tasks, or at
+ * once when none is open: the suite cannot see into webviews, the browser can.
+ */
+async function graphDrawn(page: {
+  frames(): { url(): string; waitForSelector(s: string, o: object): Promise<unknown> }[];
+}) {
+  const webviews = page.frames().filter((frame) => frame.url().includes('webview'));
+  if (webviews.length === 0) return;
+  await Promise.any(webviews.map((frame) => frame.waitForSelector('svg g.task', { timeout: 10_000 }))).catch(
+    () => undefined,
+  );
+}
+
 /** Node 24 and code-server in .cache/e2e, installed once for the pinned versions. */
 function ensureCodeServer(): string {
   const entry = join(cache, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
@@ -191,15 +205,20 @@ async function main(): Promise<number> {
       // The extension host's console: mocha's reporter writes format strings with their arguments.
       const line = format(...args);
       console.log(line);
-      // The last test shows the Problems panel and waits for this screenshot (see screenshotTaken in the suite).
-      if (line.includes('acmp-e2e: screenshot now')) {
-        void page.screenshot({ path: screenshot }).then(() => writeFileSync(`${screenshot}.done`, ''));
+      // A test that shows something waits for its screenshot (see screenshotTaken in the suite): `screenshot now`
+      // is the Problems panel's, `screenshot NAME now` goes to NAME.png beside it.
+      const marker = /acmp-e2e: screenshot (?:(\S+) )?now/.exec(line);
+      if (marker !== null) {
+        const file = marker[1] === undefined ? screenshot : join(dirname(screenshot), `${marker[1]}.png`);
+        void graphDrawn(page)
+          .then(() => page.screenshot({ path: file }))
+          .then(() => writeFileSync(`${file}.done`, ''));
       }
     });
     const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     await page.goto(url);
     const code = await exitCode;
-    console.log(`e2e: suite exit code ${code}; screenshot ${screenshot}`);
+    console.log(`e2e: suite exit code ${code}; screenshots in ${dirname(screenshot)}`);
     return code;
   } finally {
     await browser?.close();

@@ -146,6 +146,7 @@ describe('running DAGs over LSP', () => {
     });
     assert.deepEqual(answer, { cancelled: true });
     const report = await done;
+    assert.equal(report.status, 'cancelled');
     assert.deepEqual(
       report.tasks.map((task) => [task.task_id, task.state]),
       [

@@ -1,6 +1,6 @@
 // Questions editor features ask about a whole DAG: where a task id occurs, what is upstream and downstream of a
 // task, the DAG's figures. Built once per model, on the first question, in passes linear in the file.
-import { type Adjacency, adjacency, depths } from './graph';
+import { type Adjacency, adjacency, depths, stronglyConnectedComponents } from './graph';
 import type { StringNode } from './json';
 import type { DagModel, EdgeDeclaration, TaskDeclaration } from './model';
 
@@ -24,6 +24,12 @@ interface Place {
   readonly reference?: number;
 }
 
+/** Graph nodes of the edges' ends, by position in `model.edges`; -1 where an end names no task. */
+interface EdgeEnds {
+  readonly from: Int32Array;
+  readonly to: Int32Array;
+}
+
 export interface DagFigures {
   readonly tasks: number;
   readonly edges: number;
@@ -40,8 +46,9 @@ export interface DagFigures {
 
 export class DagIndex {
   private places: Map<string, Place[]> | undefined;
-  private graph: { successors: Adjacency; predecessors: Adjacency } | undefined;
+  private graph: { successors: Adjacency; predecessors: Adjacency; ends: EdgeEnds } | undefined;
   private figureCache: DagFigures | undefined;
+  private cycleMarks: Uint8Array | undefined;
 
   constructor(readonly model: DagModel) {}
 
@@ -102,6 +109,28 @@ export class DagIndex {
       }
     }
     return marks;
+  }
+
+  /**
+   * Marks, by position in `model.edges`, the edges that lie on a cycle: both ends in one strongly connected component
+   * (a self-loop included). Dangling edges are never marked.
+   */
+  edgesOnCycles(): Uint8Array {
+    this.cycleMarks ??= this.computeCycleMarks();
+    return this.cycleMarks;
+  }
+
+  private computeCycleMarks(): Uint8Array {
+    const { successors, ends } = this.adjacencies();
+    const component = stronglyConnectedComponents(successors);
+    const componentSize = new Int32Array(this.model.tasks.length);
+    for (const c of component) componentSize[c]!++;
+    return Uint8Array.from(this.model.edges, (_, e) => {
+      const from = ends.from[e]!;
+      const to = ends.to[e]!;
+      if (from === -1 || to === -1) return 0;
+      return component[from] === component[to] && (from === to || componentSize[component[from]!]! > 1) ? 1 : 0;
+    });
   }
 
   figures(): DagFigures {
@@ -172,22 +201,35 @@ export class DagIndex {
     return found;
   }
 
-  /** Successors and predecessors over the edges whose both ends name a task (dangling edges are left out). */
-  private adjacencies(): { successors: Adjacency; predecessors: Adjacency } {
+  /**
+   * Successors and predecessors over the edges whose both ends name a task (dangling edges are left out), and the
+   * graph nodes of each edge's ends by position in `model.edges` (-1 for an end that names no task).
+   */
+  private adjacencies(): { successors: Adjacency; predecessors: Adjacency; ends: EdgeEnds } {
     if (this.graph === undefined) {
+      const edges = this.model.edges;
+      const ends: EdgeEnds = { from: new Int32Array(edges.length), to: new Int32Array(edges.length) };
       const from: number[] = [];
       const to: number[] = [];
-      for (const edge of this.model.edges) {
-        const source = edge.from === undefined ? undefined : this.model.taskById.get(edge.from);
-        const target = edge.to === undefined ? undefined : this.model.taskById.get(edge.to);
-        if (source === undefined || target === undefined) continue;
-        from.push(positionOf(this.model.tasks, source));
-        to.push(positionOf(this.model.tasks, target));
-      }
+      edges.forEach((edge, e) => {
+        const source = this.graphNode(edge.from);
+        const target = this.graphNode(edge.to);
+        ends.from[e] = source;
+        ends.to[e] = target;
+        if (source === -1 || target === -1) return;
+        from.push(source);
+        to.push(target);
+      });
       const count = this.model.tasks.length;
-      this.graph = { successors: adjacency(count, from, to), predecessors: adjacency(count, to, from) };
+      this.graph = { successors: adjacency(count, from, to), predecessors: adjacency(count, to, from), ends };
     }
     return this.graph;
+  }
+
+  /** The graph node of the task `id` names, or -1. */
+  private graphNode(id: string | undefined): number {
+    const task = id === undefined ? undefined : this.model.taskById.get(id);
+    return task === undefined ? -1 : positionOf(this.model.tasks, task);
   }
 
   private placeMap(): Map<string, Place[]> {

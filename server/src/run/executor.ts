@@ -236,6 +236,7 @@ class Run {
   cancelTask(taskId: string, reason = 'cancelled by the user'): void {
     const task = this.byId.get(taskId);
     if (task === undefined) return;
+    this.cancelledByUser = true;
     this.finish(task, 'cancelled', { code: ACMP_ERRORS.cancelled, message: reason });
     this.cancelDownstream(task, `cancelled with upstream task "${task.id}"`);
     this.advance();
@@ -643,11 +644,13 @@ class Run {
         ...(task.violations.length === 0 ? {} : { violations: task.violations }),
       };
     });
+    // A failure says most; a run the user cancelled something in (a task or the whole run) is cancelled otherwise.
+    const failed = this.tasks.some((task) => task.state === 'failed');
     const completed = this.tasks.every((task) => task.state === 'completed');
     return {
       dag_id: this.model.dagId ?? '',
       run_id: this.id,
-      status: completed ? 'completed' : this.cancelledByUser ? 'cancelled' : 'failed',
+      status: completed ? 'completed' : failed || !this.cancelledByUser ? 'failed' : 'cancelled',
       policy: this.policy,
       started_at: this.startedAt,
       finished_at: finishedAt,

@@ -10,6 +10,10 @@ export function run(): Promise<void> {
   require('./editor.test');
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above; after the editor suite, whose first test must run before any document is opened through the API
   require('./features.test');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
+  require('./runs.test');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
+  require('./graph.test');
   return new Promise((resolve, reject) => {
     mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} test(s) failed`)) : resolve()));
   });

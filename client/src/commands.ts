@@ -1,0 +1,71 @@
+// The extension's commands: what each takes from where it is invoked (a file, a tree node, nothing) and whom it asks.
+import { type Disposable, Uri, commands, window, workspace } from 'vscode';
+import type { TaskOutput } from '../../server/src/run/protocol';
+import { taskIdRanges } from './declarations';
+import type { RunNode, TaskNode } from './runTree';
+import type { Runner } from './runner';
+import type { RunSnapshot, RunsModel } from './runs';
+import { taskOutputUri } from './taskOutput';
+import type { ProviderTokens } from './tokens';
+
+const hasRerunnableTasks = (run: RunSnapshot): boolean =>
+  run.status !== 'running' && run.tasks.some((task) => task.state === 'failed' || task.state === 'cancelled');
+
+/** The DAG a run command means: the file it was invoked on, else the active editor's DAG. */
+function dagUri(target: unknown): Uri | undefined {
+  if (target instanceof Uri) return target;
+  const document = window.activeTextEditor?.document;
+  return document?.languageId === 'acmp-dag' ? document.uri : undefined;
+}
+
+export function registerCommands(runs: RunsModel, runner: Runner, tokens: ProviderTokens): Disposable[] {
+  const runDag = async (target?: unknown) => {
+    const uri = dagUri(target);
+    if (uri !== undefined) return runner.run(uri);
+    void window.showInformationMessage('Open an ACMP DAG file (*.acmp-dag.json) to run it.');
+    return undefined;
+  };
+
+  const cancelRun = async (node?: RunNode) => {
+    const runId = node?.run.runId ?? runs.activeRuns()[0]?.runId;
+    if (runId === undefined) void window.showInformationMessage('No ACMP run is in progress.');
+    else await runner.cancelRun(runId);
+  };
+
+  /** Runs the DAG again; the outputs of the tasks that completed are reused, so only the others run. */
+  const rerunFailed = async (node?: RunNode) => {
+    const run = node === undefined ? runs.runs.find(hasRerunnableTasks) : runs.get(node.run.runId);
+    if (run === undefined || !hasRerunnableTasks(run)) {
+      void window.showInformationMessage('No finished run has failed or cancelled tasks.');
+      return undefined;
+    }
+    const reuse: Record<string, TaskOutput> = {};
+    for (const task of run.tasks) if (task.state === 'completed' && task.output) reuse[task.taskId] = task.output;
+    return runner.run(Uri.parse(run.uri), reuse);
+  };
+
+  const showTaskOutput = async ({ runId, task }: TaskNode) => {
+    const document = await workspace.openTextDocument(taskOutputUri(runId, task.taskId));
+    await window.showTextDocument(document, { preview: true });
+  };
+
+  /** Shows the task's `task_id` declaration in its DAG file. */
+  const revealTask = async ({ runId, task }: TaskNode) => {
+    const run = runs.get(runId);
+    if (run === undefined) return;
+    const document = await workspace.openTextDocument(Uri.parse(run.uri));
+    const selection = taskIdRanges(document).get(task.taskId);
+    await window.showTextDocument(document, { preview: true, preserveFocus: true, ...(selection && { selection }) });
+  };
+
+  return [
+    commands.registerCommand('acmp.runDag', runDag),
+    commands.registerCommand('acmp.cancelRun', cancelRun),
+    commands.registerCommand('acmp.cancelTask', ({ runId, task }: TaskNode) => runner.cancelTask(runId, task.taskId)),
+    commands.registerCommand('acmp.rerunFailed', rerunFailed),
+    commands.registerCommand('acmp.showTaskOutput', showTaskOutput),
+    commands.registerCommand('acmp.revealTask', revealTask),
+    commands.registerCommand('acmp.clearRuns', () => runs.clear()),
+    commands.registerCommand('acmp.setProviderToken', () => tokens.promptAndStore()),
+  ];
+}

@@ -1,0 +1,191 @@
+// The command `acmp.showGraph`: a webview beside the editor that draws the DAG the language server describes
+// (`acmp/graph`), coloured by run states, following the editor's cursor and revealing the task clicked.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import { type DagGraph, GRAPH_REQUEST, type GraphParams, type RunEventParams } from '../../server/src/protocol/run';
+import type { TaskState } from '../../server/src/run/types';
+import { type FromGraphPage, type ToGraphPage, graphHtml } from './graphPage';
+
+const SHOW_GRAPH_COMMAND = 'acmp.showGraph';
+const GRAPH_VIEW_TYPE = 'acmp.graph';
+/** Typing pauses this long before the graph is asked for again. */
+const REFRESH_DELAY_MS = 300;
+
+/**
+ * Every `acmp/runEvent` notification, fired by the client's one handler of it: the language client keeps a single
+ * handler per notification method, so the run view that owns it feeds the graph views through this.
+ */
+export const graphRunEvents = new vscode.EventEmitter<RunEventParams>();
+
+/** The task declarations of the outline (document symbols), which say where each task's object is. */
+async function taskSymbols(uri: vscode.Uri): Promise<readonly vscode.DocumentSymbol[]> {
+  const symbols = await vscode.commands.executeCommand<vscode.DocumentSymbol[] | undefined>(
+    'vscode.executeDocumentSymbolProvider',
+    uri,
+  );
+  return symbols?.find((symbol) => symbol.name === 'tasks' && symbol.kind === vscode.SymbolKind.Array)?.children ?? [];
+}
+
+/** One graph panel, showing one DAG document. */
+class GraphPanel {
+  /** The last graph of a text that parsed (or the first graph, when none has yet). */
+  private graph: DagGraph | undefined;
+  private stale = false;
+  /** What the page draws from the graph, to skip drawing again an edit that moved text but changed no task or edge. */
+  private drawnShape = '';
+  private readonly states = new Map<string, TaskState>();
+  private cursorTaskId: string | undefined;
+  private outline: { version: number; tasks: Promise<readonly vscode.DocumentSymbol[]> } | undefined;
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly uri: vscode.Uri,
+    readonly panel: vscode.WebviewPanel,
+    private readonly client: LanguageClient,
+  ) {
+    panel.webview.onDidReceiveMessage((message: FromGraphPage) => this.received(message));
+  }
+
+  /** Asks the server for the graph and shows it, or keeps the last good one while the text does not parse. */
+  async refresh(): Promise<void> {
+    const params: GraphParams = { uri: this.uri.toString() };
+    const graph = await this.client.sendRequest<DagGraph>(GRAPH_REQUEST, params);
+    if (this.closed) return;
+    this.stale = !graph.parsed;
+    if (graph.parsed || this.graph === undefined) this.graph = graph;
+    const { dagId, nodes, edges } = this.graph;
+    this.panel.title = `Graph: ${dagId ?? path.posix.basename(this.uri.path)}`;
+    const shape = JSON.stringify([dagId, nodes.map(({ id, capability }) => [id, capability]), edges, this.stale]);
+    if (shape !== this.drawnShape) {
+      this.drawnShape = shape;
+      this.post({ type: 'graph', graph: this.graph, stale: this.stale });
+    }
+    await this.followCursor();
+  }
+
+  refreshSoon(): void {
+    clearTimeout(this.refreshTimer);
+    // A failed request (the document closed meanwhile, the server restarting) keeps the graph shown until the next edit.
+    this.refreshTimer = setTimeout(() => void this.refresh().catch(() => undefined), REFRESH_DELAY_MS);
+  }
+
+  runEvent({ event }: RunEventParams): void {
+    if (event.type === 'run-started') {
+      this.states.clear();
+      for (const taskId of event.tasks) this.states.set(taskId, 'pending');
+      this.post({ type: 'states', states: Object.fromEntries(this.states) });
+    } else if (event.type === 'task-state') {
+      this.states.set(event.task_id, event.state);
+      this.post({ type: 'state', taskId: event.task_id, state: event.state });
+    }
+  }
+
+  /** Marks the task whose object holds the cursor of the document's active editor. */
+  async followCursor(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (editor?.document.uri.toString() !== this.uri.toString() || this.graph === undefined) return;
+    const { version } = editor.document;
+    if (this.outline?.version !== version) this.outline = { version, tasks: taskSymbols(this.uri) };
+    const cursor = editor.selection.active;
+    const symbol = (await this.outline.tasks).find((task) => task.range.contains(cursor));
+    // The task_id position of a node is where the outline's task selection starts.
+    const taskId = this.graph.nodes.find(
+      (node) =>
+        node.line === symbol?.selectionRange.start.line && node.character === symbol.selectionRange.start.character,
+    )?.id;
+    if (taskId === this.cursorTaskId) return;
+    this.cursorTaskId = taskId;
+    this.post({ type: 'cursor', taskId });
+  }
+
+  /** The panel was closed. */
+  stop(): void {
+    this.closed = true;
+    clearTimeout(this.refreshTimer);
+  }
+
+  private received(message: FromGraphPage): void {
+    if (message.type === 'ready') {
+      // The page is new (opened, or shown again after being hidden): it needs everything.
+      if (this.graph !== undefined) this.post({ type: 'graph', graph: this.graph, stale: this.stale });
+      this.post({ type: 'states', states: Object.fromEntries(this.states) });
+      this.post({ type: 'cursor', taskId: this.cursorTaskId });
+    } else {
+      void this.reveal(message.taskId);
+    }
+  }
+
+  private async reveal(taskId: string): Promise<void> {
+    const node = this.graph?.nodes.find((candidate) => candidate.id === taskId);
+    if (node === undefined) return;
+    const position = new vscode.Position(node.line, node.character);
+    const shown = vscode.window.visibleTextEditors.find(
+      (editor) => editor.document.uri.toString() === this.uri.toString(),
+    );
+    await vscode.window.showTextDocument(this.uri, {
+      viewColumn: shown?.viewColumn ?? vscode.ViewColumn.One,
+      selection: new vscode.Range(position, position),
+    });
+  }
+
+  private post(message: ToGraphPage): void {
+    if (!this.closed) void this.panel.webview.postMessage(message);
+  }
+}
+
+export function registerGraphView(context: vscode.ExtensionContext, client: LanguageClient): void {
+  const panels = new Map<string, GraphPanel>();
+  const dist = vscode.Uri.joinPath(context.extensionUri, 'dist');
+
+  async function showGraph(resource?: vscode.Uri): Promise<void> {
+    const uri = resource ?? vscode.window.activeTextEditor?.document.uri;
+    // Opening the document sends it to the language server, which answers only for open documents.
+    const document = uri === undefined ? undefined : await vscode.workspace.openTextDocument(uri);
+    if (document?.languageId !== 'acmp-dag') {
+      void vscode.window.showInformationMessage('Open an ACMP DAG file (*.acmp-dag.json) to show its graph.');
+      return;
+    }
+    const key = document.uri.toString();
+    const open = panels.get(key);
+    if (open !== undefined) {
+      open.panel.reveal(undefined, true);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(
+      GRAPH_VIEW_TYPE,
+      'Graph',
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      { enableScripts: true, localResourceRoots: [dist] },
+    );
+    const { webview } = panel;
+    webview.html = graphHtml({
+      cspSource: webview.cspSource,
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'graph.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'graph.css')).toString(),
+    });
+    const graphPanel = new GraphPanel(document.uri, panel, client);
+    panels.set(key, graphPanel);
+    panel.onDidDispose(() => {
+      graphPanel.stop();
+      panels.delete(key);
+    });
+    await graphPanel.refresh();
+  }
+
+  context.subscriptions.push(
+    graphRunEvents,
+    vscode.commands.registerCommand(SHOW_GRAPH_COMMAND, showGraph),
+    vscode.workspace.onDidChangeTextDocument(({ document }) => panels.get(document.uri.toString())?.refreshSoon()),
+    vscode.window.onDidChangeTextEditorSelection(({ textEditor }) => {
+      void panels.get(textEditor.document.uri.toString())?.followCursor();
+    }),
+    graphRunEvents.event((params) => panels.get(params.uri)?.runEvent(params)),
+    {
+      dispose: () => {
+        for (const graphPanel of panels.values()) graphPanel.panel.dispose();
+      },
+    },
+  );
+}

@@ -1,0 +1,63 @@
+// The output channel "ACMP Runs": one line per run event (never an output's data, never a token).
+import { type Disposable, type LogOutputChannel, window } from 'vscode';
+import type { RunEventParams, RunRefusedData } from '../../server/src/protocol/run';
+import { durationMs, formatCost, formatDuration } from './presentation';
+
+const short = (runId: string): string => runId.slice(0, 8);
+const fileName = (uri: string): string => decodeURIComponent(uri.slice(uri.lastIndexOf('/') + 1));
+
+export class RunLog implements Disposable {
+  private readonly channel: LogOutputChannel = window.createOutputChannel('ACMP Runs', { log: true });
+
+  event({ uri, event }: RunEventParams): void {
+    const run = `run ${short(event.run_id)}`;
+    switch (event.type) {
+      case 'run-started':
+        this.channel.info(
+          `${run} ${event.dag_id} started (${fileName(uri)}): ${event.tasks.length} tasks, ${event.policy}`,
+        );
+        return;
+      case 'task-state': {
+        const provider = event.provider_id === undefined ? '' : ` (${event.provider_id})`;
+        const line = `${run} ${event.task_id} → ${event.state}${provider}`;
+        if (event.error === undefined) this.channel.info(line);
+        else this.channel.warn(`${line}: ${event.error.code} ${event.error.message}`);
+        return;
+      }
+      case 'chunk':
+        this.channel.debug(`${run} ${event.task_id} chunk ${event.seq}${event.final ? ' (final)' : ''}`);
+        return;
+      case 'heartbeat': {
+        const progress = event.progress === undefined ? '' : ` ${Math.round(event.progress * 100)}%`;
+        this.channel.debug(`${run} ${event.task_id} heartbeat${progress}${event.detail ? ` ${event.detail}` : ''}`);
+        return;
+      }
+      case 'cost': {
+        const line = `${run} ${event.task_id} cost ${formatCost(event.cost_cu)}, ${event.tokens_used} tokens`;
+        if (event.violation) this.channel.warn(`${line}: above max_price_cu ${String(event.max_price_cu)}`);
+        else this.channel.info(line);
+        return;
+      }
+      case 'run-finished': {
+        const { report } = event;
+        const took = formatDuration(durationMs(report.started_at, report.finished_at) ?? 0);
+        this.channel.info(
+          `${run} ${report.dag_id} ${report.status} in ${took}, ${formatCost(report.totals.cost_cu)}, ${report.totals.tokens_used} tokens`,
+        );
+        return;
+      }
+    }
+  }
+
+  refused(uri: string, { errors }: RunRefusedData): void {
+    this.channel.warn(`${fileName(uri)} was not run: ${errors.length} error(s) in the DAG`);
+  }
+
+  failed(uri: string, message: string): void {
+    this.channel.error(`${fileName(uri)}: the run failed: ${message}`);
+  }
+
+  dispose(): void {
+    this.channel.dispose();
+  }
+}

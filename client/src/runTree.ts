@@ -1,0 +1,123 @@
+// The tree view "ACMP Runs": one node per run, its tasks as children, refreshed on every change of the runs.
+import {
+  type Disposable,
+  EventEmitter,
+  MarkdownString,
+  type TreeDataProvider,
+  TreeItem,
+  TreeItemCollapsibleState,
+  window,
+} from 'vscode';
+import { preview, runDescription, stateIcon, taskDescription } from './presentation';
+import type { RunSnapshot, RunsModel, TaskSnapshot } from './runs';
+
+export const RUNS_VIEW = 'acmpRuns';
+
+export interface RunNode {
+  readonly kind: 'run';
+  readonly run: RunSnapshot;
+  readonly newest: boolean;
+}
+
+export interface TaskNode {
+  readonly kind: 'task';
+  readonly runId: string;
+  readonly task: TaskSnapshot;
+}
+
+/** What the tree's context actions receive. */
+export type RunTreeNode = RunNode | TaskNode;
+
+const fileName = (uri: string): string => decodeURIComponent(uri.slice(uri.lastIndexOf('/') + 1));
+
+/** Menus in package.json select the actions by these (`viewItem`). */
+function runContext(run: RunSnapshot): string {
+  if (run.status === 'running') return 'run-running';
+  const rerunnable = run.tasks.some((task) => task.state === 'failed' || task.state === 'cancelled');
+  return rerunnable ? 'run-rerunnable' : 'run-finished';
+}
+
+function taskContext(task: TaskSnapshot): string {
+  if (task.state === 'pending' || task.state === 'running') return 'task-active';
+  return task.output !== undefined || task.error !== undefined ? 'task-output' : 'task-finished';
+}
+
+function runItem({ run, newest }: RunNode): TreeItem {
+  const item = new TreeItem(run.dagId, newest ? TreeItemCollapsibleState.Expanded : TreeItemCollapsibleState.Collapsed);
+  item.id = `run:${run.runId}`;
+  item.description = runDescription(run);
+  item.iconPath = stateIcon(run.status);
+  item.contextValue = runContext(run);
+  item.tooltip = new MarkdownString()
+    .appendMarkdown(`**${run.dagId}** · ${run.status}\n\n`)
+    .appendText(`${fileName(run.uri)} · ${run.finishedTasks}/${run.tasks.length} tasks finished · run ${run.runId}`);
+  return item;
+}
+
+function taskItem({ runId, task }: TaskNode): TreeItem {
+  const item = new TreeItem(task.taskId, TreeItemCollapsibleState.None);
+  item.id = `task:${runId}:${task.taskId}`;
+  item.description = taskDescription(task);
+  item.iconPath = stateIcon(task.state);
+  item.contextValue = taskContext(task);
+  const tooltip = new MarkdownString().appendMarkdown(`**${task.taskId}** · ${task.state}\n\n`);
+  if (task.error !== undefined) tooltip.appendText(`Error ${task.error.code}: ${task.error.message}`);
+  else if (task.output !== undefined) tooltip.appendCodeblock(preview(task.output), 'json');
+  item.tooltip = tooltip;
+  const node: TaskNode = { kind: 'task', runId, task };
+  item.command = { command: 'acmp.revealTask', title: 'Reveal Task', arguments: [node] };
+  return item;
+}
+
+class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
+  private readonly changed = new EventEmitter<void>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(private readonly runs: RunsModel) {}
+
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  getChildren(node?: RunTreeNode): RunTreeNode[] {
+    if (node === undefined) {
+      return this.runs.runs.map((run, index): RunNode => ({ kind: 'run', run, newest: index === 0 }));
+    }
+    if (node.kind === 'task') return [];
+    const run = this.runs.get(node.run.runId);
+    return run?.tasks.map((task): TaskNode => ({ kind: 'task', runId: run.runId, task })) ?? [];
+  }
+
+  getTreeItem(node: RunTreeNode): TreeItem {
+    return node.kind === 'run' ? runItem(node) : taskItem(node);
+  }
+
+  getParent(node: RunTreeNode): RunTreeNode | undefined {
+    if (node.kind === 'run') return undefined;
+    const run = this.runs.get(node.runId);
+    return run === undefined ? undefined : { kind: 'run', run, newest: this.runs.runs[0]?.runId === run.runId };
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+/** The tree view; a run that starts is shown (without taking the focus). */
+export function createRunTree(runs: RunsModel): Disposable[] {
+  const provider = new RunTreeProvider(runs);
+  const view = window.createTreeView(RUNS_VIEW, { treeDataProvider: provider, showCollapseAll: true });
+  let revealedRunId: string | undefined;
+  const following = runs.onDidChange(() => {
+    provider.refresh();
+    const newest = runs.activeRuns()[0];
+    if (newest === undefined || newest.runId === revealedRunId) return;
+    revealedRunId = newest.runId;
+    const run = runs.get(newest.runId)!;
+    // Showing the run is a courtesy: a view that cannot reveal it now (hidden by the user) is left as it is.
+    view
+      .reveal({ kind: 'run', run, newest: true }, { select: false, focus: false, expand: true })
+      .then(undefined, () => undefined);
+  });
+  return [provider, view, following];
+}

@@ -1,0 +1,141 @@
+// Starting and cancelling runs: the language server executes them (workspace/executeCommand); this forwards the
+// request with the provider tokens, follows the run in a cancellable notification, and explains a refusal.
+import { randomUUID } from 'node:crypto';
+import { ProgressLocation, type Uri, commands, window, workspace } from 'vscode';
+import { ExecuteCommandRequest, LSPErrorCodes, type LanguageClient, ResponseError } from 'vscode-languageclient/node';
+import {
+  type CancelRunArguments,
+  type CancelTaskArguments,
+  type DagGraph,
+  GRAPH_REQUEST,
+  type GraphParams,
+  RUN_COMMANDS,
+  type RunDagArguments,
+  type RunRefusedData,
+} from '../../server/src/protocol/run';
+import type { TaskOutput } from '../../server/src/run/protocol';
+import type { RunReport } from '../../server/src/run/types';
+import type { RunLog } from './runLog';
+import type { RunsModel } from './runs';
+import { type ProviderTokens, configuredProviderIds } from './tokens';
+
+/** How many of a refused DAG's errors the message lists; the Problems panel shows them all. */
+const LISTED_ERRORS = 5;
+
+const fileName = (uri: Uri): string => uri.path.slice(uri.path.lastIndexOf('/') + 1);
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+function refusal(error: unknown): RunRefusedData | undefined {
+  if (!(error instanceof ResponseError) || error.code !== LSPErrorCodes.RequestFailed) return undefined;
+  const data = error.data as Partial<RunRefusedData> | undefined;
+  return Array.isArray(data?.errors) ? (data as RunRefusedData) : undefined;
+}
+
+export class Runner {
+  constructor(
+    private readonly client: LanguageClient,
+    private readonly runs: RunsModel,
+    private readonly tokens: ProviderTokens,
+    private readonly log: RunLog,
+  ) {}
+
+  /**
+   * Runs the DAG document `uri`, reusing the given outputs of an earlier run. Resolves with the run's report, with
+   * the errors the server refused the DAG for, or undefined when no run started.
+   */
+  async run(uri: Uri, reuse?: Readonly<Record<string, TaskOutput>>): Promise<RunReport | RunRefusedData | undefined> {
+    if (!workspace.isTrusted) {
+      void window.showWarningMessage(
+        'Running DAGs is disabled in this untrusted workspace: its settings could name a provider command to start.',
+      );
+      return undefined;
+    }
+    const runId = randomUUID();
+    const [tokens, capabilities] = await Promise.all([
+      this.tokens.forProviders(configuredProviderIds(uri)),
+      this.capabilitiesOf(uri),
+    ]);
+    this.runs.expect(runId, capabilities);
+    const args: RunDagArguments = { uri: uri.toString(), runId, tokens, ...(reuse !== undefined && { reuse }) };
+    try {
+      const report = await window.withProgress(
+        { location: ProgressLocation.Notification, title: `Running ${fileName(uri)}`, cancellable: true },
+        async (progress, cancellation) => {
+          cancellation.onCancellationRequested(() => void this.cancelRun(runId));
+          let shownPercent = 0;
+          const following = this.runs.onDidChange(() => {
+            const run = this.runs.activeRuns().find((active) => active.runId === runId);
+            if (run === undefined || run.totalTasks === 0) return;
+            const percent = Math.floor((run.finishedTasks * 100) / run.totalTasks);
+            if (percent === shownPercent) return;
+            progress.report({
+              increment: percent - shownPercent,
+              message: `${run.finishedTasks}/${run.totalTasks} tasks finished`,
+            });
+            shownPercent = percent;
+          });
+          try {
+            return await this.execute<RunReport>(RUN_COMMANDS.runDag, args);
+          } finally {
+            following.dispose();
+          }
+        },
+      );
+      this.runs.finish(report);
+      return report;
+    } catch (error) {
+      this.runs.abandon(runId, new Date().toISOString());
+      const refused = refusal(error);
+      if (refused !== undefined) {
+        this.showRefusal(uri, refused);
+        return refused;
+      }
+      const message = messageOf(error);
+      this.log.failed(uri.toString(), message);
+      void window.showErrorMessage(`The run of ${fileName(uri)} failed: ${message}`);
+      return undefined;
+    }
+  }
+
+  async cancelRun(runId: string): Promise<void> {
+    await this.cancel(RUN_COMMANDS.cancelRun, { runId, reason: 'cancelled by the user' } satisfies CancelRunArguments);
+  }
+
+  async cancelTask(runId: string, taskId: string): Promise<void> {
+    const args: CancelTaskArguments = { runId, taskId, reason: 'cancelled by the user' };
+    await this.cancel(RUN_COMMANDS.cancelTask, args);
+  }
+
+  private async cancel(command: string, args: CancelRunArguments | CancelTaskArguments): Promise<void> {
+    try {
+      await this.execute(command, args);
+    } catch (error) {
+      void window.showWarningMessage(`The run could not be cancelled: ${messageOf(error)}`);
+    }
+  }
+
+  private execute<T = unknown>(command: string, args: object): Promise<T> {
+    return this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] }) as Promise<T>;
+  }
+
+  /** Each task's capability for the tree (run events do not carry them), from the server's graph of the DAG. */
+  private async capabilitiesOf(uri: Uri): Promise<ReadonlyMap<string, string>> {
+    const params: GraphParams = { uri: uri.toString() };
+    const graph = await this.client.sendRequest<DagGraph>(GRAPH_REQUEST, params).catch(() => undefined);
+    return new Map(graph?.nodes.flatMap((node) => (node.capability === undefined ? [] : [[node.id, node.capability]])));
+  }
+
+  private showRefusal(uri: Uri, refused: RunRefusedData): void {
+    this.log.refused(uri.toString(), refused);
+    const { errors } = refused;
+    const listed = errors
+      .slice(0, LISTED_ERRORS)
+      .map((error) => `line ${error.line + 1}: ${error.message} (${error.code})`);
+    if (errors.length > LISTED_ERRORS) listed.push(`and ${errors.length - LISTED_ERRORS} more`);
+    void window.showErrorMessage(
+      `${fileName(uri)} was not run: the DAG has ${errors.length} error(s). ${listed.join('; ')}`,
+    );
+    void commands.executeCommand('workbench.actions.view.problems');
+  }
+}

@@ -1,0 +1,223 @@
+// The runs the extension shows, built from the server's run events and reports; finished runs survive a reload.
+import { type Disposable, EventEmitter, type Memento } from 'vscode';
+import type { ProofStatus } from '../../server/src/run/proof';
+import type { TaskError, TaskOutput } from '../../server/src/run/protocol';
+import type { RunEvent, RunReport, RunStatus, TaskState } from '../../server/src/run/types';
+
+export interface TaskSnapshot {
+  readonly taskId: string;
+  readonly state: TaskState;
+  readonly capability?: string;
+  readonly providerId?: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly costCu?: number;
+  readonly tokensUsed?: number;
+  readonly output?: TaskOutput;
+  readonly error?: TaskError;
+  readonly proof?: ProofStatus;
+}
+
+export interface RunSnapshot {
+  readonly runId: string;
+  /** The DAG document the run ran. */
+  readonly uri: string;
+  readonly dagId: string;
+  readonly status: RunStatus | 'running';
+  readonly startedAt: string;
+  readonly finishedAt?: string;
+  readonly costCu: number;
+  /** In the order the server listed them when the run started. */
+  readonly tasks: readonly TaskSnapshot[];
+  /** How many of the tasks are completed, failed or cancelled. */
+  readonly finishedTasks: number;
+}
+
+/** What a progress display needs of a running run (without a copy of its tasks). */
+export interface RunProgress {
+  readonly runId: string;
+  readonly uri: string;
+  readonly dagId: string;
+  readonly finishedTasks: number;
+  readonly totalTasks: number;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type TaskRecord = Mutable<TaskSnapshot>;
+type RunRecord = Omit<Mutable<RunSnapshot>, 'tasks'> & { readonly tasks: Map<string, TaskRecord> };
+
+const STORAGE_KEY = 'acmp.runs';
+/** Runs kept, newest first: older finished runs are dropped. */
+export const MAX_RUNS = 20;
+
+const isFinished = (state: TaskState): boolean => state !== 'pending' && state !== 'running';
+
+const toRecord = (run: RunSnapshot): RunRecord => ({
+  ...run,
+  tasks: new Map(run.tasks.map((task) => [task.taskId, { ...task }])),
+});
+
+/** A copy of a run as it is now: later events do not change it. */
+const snapshotOf = (run: RunRecord): RunSnapshot => ({
+  ...run,
+  tasks: [...run.tasks.values()].map((task) => ({ ...task })),
+});
+
+export class RunsModel implements Disposable {
+  private readonly changed = new EventEmitter<void>();
+  /** Fires after every change of any run. */
+  readonly onDidChange = this.changed.event;
+  private records: RunRecord[];
+  /** The capability of each task, given by the client before a run starts (run events do not carry them). */
+  private readonly capabilities = new Map<string, ReadonlyMap<string, string>>();
+
+  constructor(private readonly storage: Memento) {
+    this.records = (storage.get<RunSnapshot[]>(STORAGE_KEY) ?? []).map(toRecord);
+  }
+
+  /** Newest first. */
+  get runs(): readonly RunSnapshot[] {
+    return this.records.map(snapshotOf);
+  }
+
+  get(runId: string): RunSnapshot | undefined {
+    return this.snapshot((run) => run.runId === runId);
+  }
+
+  activeRuns(): RunProgress[] {
+    return this.records
+      .filter((run) => run.status === 'running')
+      .map(({ runId, uri, dagId, finishedTasks, tasks }) => ({
+        runId,
+        uri,
+        dagId,
+        finishedTasks,
+        totalTasks: tasks.size,
+      }));
+  }
+
+  /** The newest run of a document. */
+  latestOf(uri: string): RunSnapshot | undefined {
+    return this.snapshot((run) => run.uri === uri);
+  }
+
+  private snapshot(matches: (run: RunRecord) => boolean): RunSnapshot | undefined {
+    const record = this.records.find(matches);
+    return record === undefined ? undefined : snapshotOf(record);
+  }
+
+  /** Tells the model the capability of each task of a run about to start. */
+  expect(runId: string, capabilities: ReadonlyMap<string, string>): void {
+    this.capabilities.set(runId, capabilities);
+  }
+
+  /**
+   * A run whose request failed without a report: refused before it started, or lost with the language server. A lost
+   * run ends as failed, and its unfinished tasks as cancelled: nothing runs them any more.
+   */
+  abandon(runId: string, at: string): void {
+    this.capabilities.delete(runId);
+    const run = this.records.find((record) => record.runId === runId);
+    if (run?.status !== 'running') return;
+    run.status = 'failed';
+    run.finishedAt = at;
+    for (const task of run.tasks.values()) {
+      if (isFinished(task.state)) continue;
+      task.state = 'cancelled';
+      task.finishedAt = at;
+    }
+    run.finishedTasks = run.tasks.size;
+    this.persist();
+    this.changed.fire();
+  }
+
+  apply(uri: string, event: RunEvent): void {
+    if (event.type === 'run-started') {
+      const capabilities = this.capabilities.get(event.run_id);
+      this.capabilities.delete(event.run_id);
+      const tasks = event.tasks.map((taskId): [string, TaskRecord] => {
+        const capability = capabilities?.get(taskId);
+        return [taskId, { taskId, state: 'pending', ...(capability !== undefined && { capability }) }];
+      });
+      this.records.unshift({
+        runId: event.run_id,
+        uri,
+        dagId: event.dag_id,
+        status: 'running',
+        startedAt: event.at,
+        costCu: 0,
+        tasks: new Map(tasks),
+        finishedTasks: 0,
+      });
+      this.records = this.records.filter((run, index) => index < MAX_RUNS || run.status === 'running');
+    } else if (event.type === 'run-finished') {
+      this.finish(event.report);
+      return;
+    } else if (event.type === 'task-state' || event.type === 'cost') {
+      const run = this.records.find((record) => record.runId === event.run_id);
+      const task = run?.tasks.get(event.task_id);
+      if (run === undefined || task === undefined) return;
+      if (event.type === 'cost') {
+        task.costCu = event.cost_cu;
+        task.tokensUsed = event.tokens_used;
+        run.costCu += event.cost_cu;
+      } else {
+        if (!isFinished(task.state) && isFinished(event.state)) run.finishedTasks += 1;
+        task.state = event.state;
+        if (event.provider_id !== undefined) task.providerId = event.provider_id;
+        if (event.error !== undefined) task.error = event.error;
+        if (event.state === 'running') task.startedAt = event.at;
+        else if (event.state !== 'pending') task.finishedAt = event.at;
+      }
+    } else {
+      // Chunks and heartbeats change no state the extension shows.
+      return;
+    }
+    this.changed.fire();
+  }
+
+  /** Takes a run's report as the final word on it (from `run-finished` or the answer to the run command). */
+  finish(report: RunReport): void {
+    const run = this.records.find((record) => record.runId === report.run_id);
+    if (run === undefined || run.status !== 'running') return;
+    run.status = report.status;
+    run.finishedAt = report.finished_at;
+    run.costCu = report.totals.cost_cu;
+    run.finishedTasks = report.tasks.filter((task) => isFinished(task.state)).length;
+    for (const task of report.tasks) {
+      const { capability } = run.tasks.get(task.task_id) ?? {};
+      run.tasks.set(task.task_id, {
+        taskId: task.task_id,
+        state: task.state,
+        ...(capability !== undefined && { capability }),
+        ...(task.provider_id !== undefined && { providerId: task.provider_id }),
+        ...(task.started_at !== undefined && { startedAt: task.started_at }),
+        ...(task.finished_at !== undefined && { finishedAt: task.finished_at }),
+        ...(task.cost_cu !== undefined && { costCu: task.cost_cu }),
+        ...(task.tokens_used !== undefined && { tokensUsed: task.tokens_used }),
+        ...(task.output !== undefined && { output: task.output }),
+        ...(task.error !== undefined && { error: task.error }),
+        proof: task.proof,
+      });
+    }
+    this.persist();
+    this.changed.fire();
+  }
+
+  /** Forgets every finished run. */
+  clear(): void {
+    this.records = this.records.filter((run) => run.status === 'running');
+    this.persist();
+    this.changed.fire();
+  }
+
+  private persist(): void {
+    // Only finished runs: a running one ends with the window's language server.
+    const finished = this.records.filter((run) => run.status !== 'running').map(snapshotOf);
+    void this.storage.update(STORAGE_KEY, finished);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,254 @@
+// Running DAGs in a real VS Code: the run command on the built-in provider and on provider processes, a task
+// cancelled with its downstream, a failed branch re-run on the outputs that completed, a DAG with errors refused.
+// Asserted through the extension's API (the runs its tree shows) and the editors a user sees; waits are on events.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import * as vscode from 'vscode';
+import type { AcmpApi } from '../../../client/src/extension';
+import type { RunNode, TaskNode } from '../../../client/src/runTree';
+import type { RunSnapshot, TaskSnapshot } from '../../../client/src/runs';
+import type { RunRefusedData } from '../../../server/src/protocol/run';
+import type { ProviderConfig } from '../../../server/src/protocol/settings';
+import type { RunReport } from '../../../server/src/run/types';
+import { diamondWith } from '../../support/diamond';
+
+/** The extension under test, by its manifest's `publisher.name`. */
+const extension = (): vscode.Extension<AcmpApi> => vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!;
+const root = (): string => extension().extensionPath;
+const examplePipeline = (): vscode.Uri => vscode.Uri.file(path.join(root(), 'examples', 'text-pipeline.acmp-dag.json'));
+
+/** Node under Electron too (@vscode/test-electron), where the extension host's executable is Electron. */
+const NODE_ENV = { ELECTRON_RUN_AS_NODE: '1' };
+
+/** The built CLI's built-in provider as an MCP server over stdio. */
+const servedProvider = (): ProviderConfig => ({
+  id: 'served',
+  transport: 'stdio',
+  command: process.execPath,
+  args: [path.join(root(), 'dist', 'cli.js'), 'serve', '--stdio'],
+  env: NODE_ENV,
+});
+
+/** A provider process that takes `capabilities` and never answers an invoke. */
+const silentProvider = (capabilities: string[]): ProviderConfig => ({
+  id: 'silent',
+  transport: 'stdio',
+  command: process.execPath,
+  args: [
+    '--import',
+    pathToFileURL(require.resolve('tsx', { paths: [root()] })).href,
+    path.join(root(), 'test', 'fixtures', 'providers', 'never-answers.ts'),
+  ],
+  env: NODE_ENV,
+  capabilities,
+});
+
+/** split → wait → aggregate: `task_wait` scores the first chunk, whoever its provider is. */
+const CHAIN = `{
+  "dag_id": "dag_chain",
+  "tasks": [
+    { "task_id": "task_split", "capability": "text-split", "input": { "type": "text", "data": "It works. It is great." } },
+    { "task_id": "task_wait", "capability": "sentiment-analysis",
+      "input": { "source": { "from_task": "task_split", "field": "data.chunks[0]" } } },
+    { "task_id": "task_after", "capability": "result-aggregation",
+      "input": { "source": { "from_tasks": ["task_wait"] } } }
+  ],
+  "edges": [
+    { "from": "task_split", "to": "task_wait" },
+    { "from": "task_wait", "to": "task_after" }
+  ]
+}
+`;
+
+/** Sets `acmp.providers` (user settings: the fixture folder stays untouched) and waits until VS Code has it. */
+async function setProviders(providers: readonly ProviderConfig[] | undefined): Promise<void> {
+  const configuration = vscode.workspace.getConfiguration('acmp');
+  if (configuration.inspect('providers')?.globalValue === providers) return;
+  const changed = new Promise<void>((resolve) => {
+    const subscription = vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration('acmp.providers')) return;
+      subscription.dispose();
+      resolve();
+    });
+  });
+  await configuration.update('providers', providers, vscode.ConfigurationTarget.Global);
+  await changed;
+}
+
+/** Resolves with the run `find` picks, looked for on every change of the runs; fails after `ms` with the newest. */
+function runWhen(
+  api: AcmpApi,
+  find: (runs: readonly RunSnapshot[]) => RunSnapshot | undefined,
+  ms = 30_000,
+): Promise<RunSnapshot> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      const found = find(api.runs());
+      if (found === undefined) return;
+      stop();
+      resolve(found);
+    };
+    const subscription = api.onDidChangeRuns(check);
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no such run after ${ms} ms; the newest: ${JSON.stringify(api.runs()[0] ?? null)}`));
+    }, ms);
+    const stop = (): void => {
+      subscription.dispose();
+      clearTimeout(timer);
+    };
+    check();
+  });
+}
+
+const statesOf = (run: RunSnapshot): Record<string, string> =>
+  Object.fromEntries(run.tasks.map((task) => [task.taskId, task.state]));
+const taskOf = (run: RunSnapshot, taskId: string): TaskSnapshot => run.tasks.find((task) => task.taskId === taskId)!;
+const runOf = (api: AcmpApi, report: RunReport | RunRefusedData | undefined): RunSnapshot => {
+  assert.ok(report !== undefined && 'run_id' in report, `the DAG ran: ${JSON.stringify(report)}`);
+  return api.runs().find((run) => run.runId === report.run_id)!;
+};
+const runDag = (uri: vscode.Uri) =>
+  vscode.commands.executeCommand<RunReport | RunRefusedData | undefined>('acmp.runDag', uri);
+
+/**
+ * Where the code-server runner wants a screenshot named `name`, next to its first one: it takes it when the suite
+ * logs the marker, then writes `<file>.done`. Other runners set nothing and take none.
+ */
+async function screenshotTaken(name: string): Promise<void> {
+  const first = process.env.ACMP_E2E_SCREENSHOT;
+  if (first === undefined) return;
+  const done = path.join(path.dirname(first), `${name}.png.done`);
+  fs.rmSync(done, { force: true });
+  const written = new Promise<void>((resolve) => {
+    const watcher = fs.watch(path.dirname(done), () => {
+      if (!fs.existsSync(done)) return;
+      watcher.close();
+      resolve();
+    });
+  });
+  console.log(`acmp-e2e: screenshot ${name} now`);
+  await written;
+}
+
+suite('Running DAGs in VS Code', () => {
+  let api: AcmpApi;
+  let folder: string;
+
+  /** A DAG file in a scratch folder, shown in an editor (files, unlike untitled documents, close without a prompt). */
+  async function openDag(name: string, text: string): Promise<vscode.Uri> {
+    const file = path.join(folder, `${name}.acmp-dag.json`);
+    fs.writeFileSync(file, text);
+    const uri = vscode.Uri.file(file);
+    await vscode.window.showTextDocument(uri);
+    return uri;
+  }
+
+  suiteSetup(async () => {
+    api = await extension().activate();
+    folder = fs.mkdtempSync(path.join(os.tmpdir(), 'acmp-runs-'));
+  });
+  teardown(async () => {
+    await setProviders(undefined);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+  suiteTeardown(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+  test('the example pipeline runs on the built-in provider: every task completes, in the tree and in the editor', async () => {
+    const uri = examplePipeline();
+    await vscode.window.showTextDocument(uri);
+    const run = runOf(api, await runDag(uri));
+    assert.equal(run.status, 'completed');
+    assert.equal(run.dagId, 'dag_f4e2a1');
+    assert.deepEqual(statesOf(run), {
+      task_split_01: 'completed',
+      task_sent_02a: 'completed',
+      task_sent_02b: 'completed',
+      task_agg_03: 'completed',
+    });
+    assert.deepEqual(
+      run.tasks.map((task) => task.capability),
+      ['text-split', 'sentiment-analysis', 'sentiment-analysis', 'result-aggregation'],
+    );
+
+    // Selecting a task in the tree reveals its declaration.
+    const sentiment = taskOf(run, 'task_sent_02b');
+    const node: TaskNode = { kind: 'task', runId: run.runId, task: sentiment };
+    await vscode.commands.executeCommand('acmp.revealTask', node);
+    const editor = vscode.window.activeTextEditor!;
+    assert.equal(editor.document.uri.toString(), uri.toString());
+    assert.equal(editor.document.getText(editor.selection), '"task_sent_02b"');
+
+    // Show output opens the task's output as a read-only JSON document.
+    await vscode.commands.executeCommand('acmp.showTaskOutput', node);
+    const output = vscode.window.activeTextEditor!.document;
+    assert.equal(output.languageId, 'json');
+    assert.deepEqual(JSON.parse(output.getText()), sentiment.output);
+    assert.equal((sentiment.output?.data as { label?: string }).label, 'positive');
+  });
+
+  test('a stdio provider process runs every task', async () => {
+    await setProviders([servedProvider()]);
+    const run = runOf(api, await runDag(examplePipeline()));
+    assert.equal(run.status, 'completed');
+    for (const task of run.tasks) {
+      assert.equal(task.state, 'completed', task.taskId);
+      assert.equal(task.providerId, 'served', task.taskId);
+    }
+  });
+
+  test('cancelling a slow task cancels its downstream, keeps its upstream; re-running runs only those', async () => {
+    await setProviders([silentProvider(['sentiment-analysis']), { id: 'local', transport: 'builtin' }]);
+    const uri = await openDag('chain', CHAIN);
+    const running = runDag(uri);
+    const started = await runWhen(api, (runs) =>
+      runs.find((run) => run.uri === uri.toString() && taskOf(run, 'task_wait').state === 'running'),
+    );
+    assert.equal(taskOf(started, 'task_split').state, 'completed');
+    const slow: TaskNode = { kind: 'task', runId: started.runId, task: taskOf(started, 'task_wait') };
+    await vscode.commands.executeCommand('acmp.cancelTask', slow);
+    const cancelled = runOf(api, await running);
+    assert.deepEqual(statesOf(cancelled), { task_split: 'completed', task_wait: 'cancelled', task_after: 'cancelled' });
+
+    // With a provider that answers, Re-run failed runs the cancelled tasks on the split's earlier output.
+    await setProviders([{ id: 'local', transport: 'builtin' }]);
+    const node: RunNode = { kind: 'run', run: cancelled, newest: true };
+    const rerun = runOf(api, await vscode.commands.executeCommand<RunReport | undefined>('acmp.rerunFailed', node));
+    assert.notEqual(rerun.runId, cancelled.runId);
+    assert.deepEqual(statesOf(rerun), { task_split: 'completed', task_wait: 'completed', task_after: 'completed' });
+    assert.deepEqual(taskOf(rerun, 'task_split').output, taskOf(cancelled, 'task_split').output);
+    assert.notEqual(taskOf(rerun, 'task_split').providerId, 'local');
+    assert.equal(taskOf(rerun, 'task_wait').providerId, 'local');
+  });
+
+  test('a DAG with errors is refused with its errors, and no run starts', async () => {
+    const cycle = diamondWith(
+      '{ "from": "task_right", "to": "task_join" }',
+      '{ "from": "task_right", "to": "task_join" },\n    { "from": "task_join", "to": "task_split" }',
+    );
+    const uri = await openDag('cycle', cycle);
+    const before = api.runs().length;
+    const refused = await runDag(uri);
+    assert.ok(refused !== undefined && 'errors' in refused, 'the run was refused');
+    assert.ok(refused.errors.some((error) => error.code === 'cycle'));
+    assert.equal(api.runs().length, before);
+  });
+
+  test('a finished run in the tree, its states in the editor and the graph (screenshot)', async () => {
+    const uri = examplePipeline();
+    await vscode.window.showTextDocument(uri);
+    // The graph beside the editor colours its tasks as the run's events come.
+    await vscode.commands.executeCommand('acmp.showGraph');
+    const run = runOf(api, await runDag(uri));
+    await vscode.commands.executeCommand('workbench.action.closePanel');
+    // The editor has the focus: narrowing it widens the side bar, enough for the tasks' descriptions.
+    for (let step = 0; step < 2; step += 1) await vscode.commands.executeCommand('workbench.action.decreaseViewWidth');
+    await vscode.commands.executeCommand('acmpRuns.focus');
+    const node: TaskNode = { kind: 'task', runId: run.runId, task: taskOf(run, 'task_agg_03') };
+    await vscode.commands.executeCommand('acmp.revealTask', node);
+    await screenshotTaken('run-tree');
+  });
+});
