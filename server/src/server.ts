@@ -13,6 +13,7 @@ import { hoverFeature } from './features/hover';
 import { navigationFeature } from './features/navigation';
 import { renameFeature } from './features/rename';
 import { runFeature } from './features/run';
+import { guardHandlers } from './features/runSafe';
 import { selectionRangesFeature } from './features/selectionRanges';
 import { symbolsFeature } from './features/symbols';
 import { type Settings, normalizeSettings } from './protocol/settings';
@@ -51,7 +52,8 @@ export function startServer(connection: Connection): void {
     return settings;
   };
   const context: FeatureContext = {
-    connection,
+    // A feature that throws answers that one request with an error; the others go on.
+    connection: guardHandlers(connection),
     documents,
     analyses,
     settingsFor,

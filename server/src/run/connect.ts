@@ -187,7 +187,10 @@ async function connectMcp(
       // A JSON-RPC error answer; the SDK prefixes its message with "MCP error <code>: ".
       const prefix = `MCP error ${error.code}: `;
       const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
-      return new AcmpError(error.code, redact(message), error.data);
+      // The error's data is the provider's too, shown in reports: it may quote the token as much as the message.
+      const data: unknown =
+        error.data === undefined ? undefined : JSON.parse(redact(JSON.stringify(error.data) ?? 'null'));
+      return new AcmpError(error.code, redact(message), data);
     }
     return new TransportError(`${name}: ${redact(describe(error))}`, { cause: error });
   };
