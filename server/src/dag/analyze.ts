@@ -1,7 +1,7 @@
 // The analysis entry point: text in, model and diagnostics out. Pure, total and iterative.
 import { type AnalysisLimits, type CheckOptions, runChecks } from './checks';
 import type { DagDiagnostic } from './diagnostic';
-import { type JsonDocument, type SyntaxError, parseJson } from './json';
+import { JsonDocument, type SyntaxError, parseJson } from './json';
 import { type DagModel, buildModel } from './model';
 import { type SchemaProblem, schemaDiagnostics, schemaProblems } from './schemaCheck';
 
@@ -10,7 +10,12 @@ export interface AnalysisOptions {
   readonly knownCapabilities?: readonly string[] | undefined;
 }
 
-export const DEFAULT_LIMITS: AnalysisLimits = { maxTasks: 10_000, maxDepth: 1_000, maxFanOut: 1_000 };
+export const DEFAULT_LIMITS: AnalysisLimits = {
+  maxTasks: 10_000,
+  maxDepth: 1_000,
+  maxFanOut: 1_000,
+  maxFileBytes: 20 * 1024 * 1024,
+};
 
 export interface DagAnalysis {
   /** The parsed text: nodes and offsets on demand. */
@@ -38,7 +43,48 @@ function read(text: string): {
   };
 }
 
+/** Whether the text takes more than `max` bytes in UTF-8, counted only as far as needed. */
+function exceedsBytes(text: string, max: number): boolean {
+  // A UTF-16 code unit takes one to three UTF-8 bytes (a surrogate pair four for its two units).
+  if (text.length > max) return true;
+  if (text.length * 3 <= max) return false;
+  let bytes = 0;
+  for (let i = 0; i < text.length && bytes <= max; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c < 0xdc00 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes > max;
+}
+
+/** The analysis of a file too large to analyse: no tasks, and one diagnostic saying so on the first character. */
+function tooLarge(text: string, maxFileBytes: number): DagAnalysis {
+  // An empty index over the real text, so editor features find nothing rather than index the whole text.
+  const document = new JsonDocument(text);
+  document.markIndexed();
+  const megabytes = (maxFileBytes / (1024 * 1024)).toFixed(1);
+  return {
+    document,
+    model: buildModel({ document, value: undefined, errors: [] }),
+    diagnostics: [
+      {
+        code: 'limit',
+        severity: 'warning',
+        start: 0,
+        end: Math.min(1, text.length),
+        message: `The file is too large to analyse: it is over ${megabytes} MB, the limit of ${maxFileBytes} bytes (acmp.limits.maxFileBytes), so it gets no other diagnostics. To analyse it, raise acmp.limits.maxFileBytes in the settings.`,
+      },
+    ],
+  };
+}
+
 export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnalysis {
+  const limits: AnalysisLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  if (exceedsBytes(text, limits.maxFileBytes)) return tooLarge(text, limits.maxFileBytes);
   const { document, errors, problems, model } = read(text);
   const diagnostics: DagDiagnostic[] = errors.map((error) => ({
     code: 'json-syntax',
@@ -48,7 +94,7 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
     message: error.message,
   }));
   const checkOptions: CheckOptions = {
-    limits: { ...DEFAULT_LIMITS, ...options.limits },
+    limits,
     knownCapabilities: options.knownCapabilities,
   };
 

@@ -9,6 +9,8 @@ export interface AnalysisLimits {
   readonly maxTasks: number;
   readonly maxDepth: number;
   readonly maxFanOut: number;
+  /** Larger files (UTF-8 bytes) are not analysed: one `limit` diagnostic instead of a frozen editor. */
+  readonly maxFileBytes: number;
 }
 
 export interface CheckOptions {
@@ -163,6 +165,8 @@ interface TaskGraph {
   readonly nodes: readonly TaskDeclaration[];
   /** The graph node of the task that an id names; undefined when no task has that id. */
   readonly nodeOf: (id: string) => number | undefined;
+  /** The graph node of a task: its id's first declaration. */
+  readonly nodeOfTask: (task: TaskDeclaration) => number;
   /** One edge per distinct pair, in declaration order: `from[e]` → `to[e]`, declared by `edges[e]`. */
   readonly from: Int32Array;
   readonly to: Int32Array;
@@ -173,13 +177,27 @@ interface TaskGraph {
   readonly declared: readonly EdgeDeclaration[];
 }
 
-/** The graph node of a task: its id's first declaration. */
-const nodeOfTask = (task: TaskDeclaration): number => (task.duplicateOf ?? task).index;
+/**
+ * The graph node of each declaration, its position in `tasks`: that is its index in the file's list unless the list
+ * has elements that are not objects (which declare no task), and only then is a table needed.
+ */
+function nodeNumbers(tasks: readonly TaskDeclaration[]): (task: TaskDeclaration) => number {
+  const last = tasks[tasks.length - 1];
+  if (last === undefined || last.index === tasks.length - 1) return (task) => task.index;
+  const nodeAt = new Int32Array(last.index + 1);
+  for (let n = 0; n < tasks.length; n++) nodeAt[tasks[n]!.index] = n;
+  return (task) => nodeAt[task.index]!;
+}
 
 /** Numbers the tasks and edges, reporting dangling and duplicate edges on the way. */
 function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
   const nodes = model.tasks;
-  const nodeOf = (id: string): number | undefined => model.taskById.get(id)?.index;
+  const nodeNumber = nodeNumbers(nodes);
+  const nodeOf = (id: string): number | undefined => {
+    const task = model.taskById.get(id);
+    return task === undefined ? undefined : nodeNumber(task);
+  };
+  const nodeOfTask = (task: TaskDeclaration): number => nodeNumber(task.duplicateOf ?? task);
   // Arrays sized once, trimmed at the end: growing them by push was most of this function's allocation.
   const declaredFrom = new Int32Array(model.edges.length);
   const declaredTo = new Int32Array(model.edges.length);
@@ -240,6 +258,7 @@ function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
   return {
     nodes,
     nodeOf,
+    nodeOfTask,
     from: from.subarray(0, edges.length),
     to: to.subarray(0, edges.length),
     edges,
@@ -279,7 +298,7 @@ function checkReferences(model: DagModel, graph: TaskGraph, emit: Emit): void {
   for (let t = 0; t < model.tasks.length; t++) {
     const task = model.tasks[t]!;
     if (task.referenceCount === 0) continue;
-    const target = nodeOfTask(task);
+    const target = graph.nodeOfTask(task);
     const { offsets, targets } = graph.into;
     for (let i = offsets[target]!; i < offsets[target + 1]!; i++) {
       const d = targets[i]!;

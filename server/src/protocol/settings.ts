@@ -25,6 +25,7 @@ export const SettingsSchema = z.object({
       maxTasks: z.int().positive().catch(DEFAULT_LIMITS.maxTasks),
       maxDepth: z.int().positive().catch(DEFAULT_LIMITS.maxDepth),
       maxFanOut: z.int().positive().catch(DEFAULT_LIMITS.maxFanOut),
+      maxFileBytes: z.int().positive().catch(DEFAULT_LIMITS.maxFileBytes),
     })
     .catch(DEFAULT_LIMITS),
   providers: z.array(ProviderSchema).catch([]),
