@@ -73,4 +73,24 @@ describe('language server over stdio: acmp.limits.maxFileBytes', () => {
     await session.change(uri, 2, BASE_DAG);
     assert.deepEqual((await underLimit).diagnostics, []);
   });
+
+  test('over the limit, editor features answer nothing and a run is refused', TIMEOUT, async () => {
+    const uri = 'file:///virtual/large-features.acmp-dag.json';
+    const published = session.diagnostics(uri);
+    await session.open(uri, BASE_DAG + ' '.repeat(maxFileBytes));
+    await published;
+    const at = { textDocument: { uri }, position: { line: 0, character: 3 } };
+    const completion = await session.connection.sendRequest<{ items: unknown[] } | null>('textDocument/completion', at);
+    assert.equal(completion, null);
+    assert.equal(await session.connection.sendRequest('textDocument/hover', at), null);
+    const formatting = await session.connection.sendRequest<unknown[] | null>('textDocument/formatting', {
+      textDocument: { uri },
+      options: { tabSize: 2, insertSpaces: true },
+    });
+    assert.ok(formatting === null || formatting.length === 0);
+    await assert.rejects(
+      session.connection.sendRequest('workspace/executeCommand', { command: 'acmp.runDag', arguments: [{ uri }] }),
+      (error: { code: number; message: string }) => error.code === -32803 && /too large to analyse/.test(error.message),
+    );
+  });
 });

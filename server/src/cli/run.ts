@@ -133,7 +133,7 @@ export async function runCommand(args: string[]): Promise<number> {
   const providers = loadProviders(values.providers);
   const file = positionals[0]!;
   const checked = validateFile(file, undefined);
-  const errors = checked.diagnostics.filter((diagnostic) => diagnostic.severity === 1);
+  const errors = checked.diagnostics.filter((diagnostic) => diagnostic.severity === 1 || checked.analysis.tooLarge);
   if (errors.length > 0) {
     process.stderr.write(
       `${formatText([{ ...checked, diagnostics: errors }])}\nacmp-dag: not running ${file}: fix its errors first.\n`,

@@ -18,6 +18,8 @@ export const DEFAULT_LIMITS: AnalysisLimits = {
 };
 
 export interface DagAnalysis {
+  /** The text was over `maxFileBytes`: not analysed, one `limit` diagnostic, no tasks. */
+  readonly tooLarge: boolean;
   /** The parsed text: nodes and offsets on demand. */
   readonly document: JsonDocument;
   readonly model: DagModel;
@@ -68,6 +70,7 @@ function tooLarge(text: string, maxFileBytes: number): DagAnalysis {
   document.markIndexed();
   const megabytes = (maxFileBytes / (1024 * 1024)).toFixed(1);
   return {
+    tooLarge: true,
     document,
     model: buildModel({ document, value: undefined, errors: [] }),
     diagnostics: [
@@ -120,5 +123,5 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
     });
   });
   diagnostics.sort((a, b) => a.start - b.start || a.end - b.end);
-  return { document, model, diagnostics };
+  return { tooLarge: false, document, model, diagnostics };
 }

@@ -24,11 +24,16 @@ export interface Feature {
   register(context: FeatureContext): void;
 }
 
-/** The open document at `uri` and its current analysis; undefined when the client has not opened it. */
+/**
+ * The open document at `uri` and its current analysis; undefined when the client has not opened it, or when it is
+ * over the size limit (every feature then answers nothing rather than scan a huge text).
+ */
 export function analysisOf(
   context: FeatureContext,
   uri: string,
 ): { document: TextDocument; analysis: DagAnalysis } | undefined {
   const document = context.documents.get(uri);
-  return document === undefined ? undefined : { document, analysis: context.analyses.get(document) };
+  if (document === undefined) return undefined;
+  const analysis = context.analyses.get(document);
+  return analysis.tooLarge ? undefined : { document, analysis };
 }

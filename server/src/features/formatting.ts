@@ -4,7 +4,7 @@ import { type Edit, type Range as Span, ScanError, SyntaxKind, createScanner, fo
 import type { FormattingOptions, Range, TextEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { spanRange } from '../protocol/ranges';
-import type { Feature } from './feature';
+import { type Feature, analysisOf } from './feature';
 
 const LINE_BREAK = /\r\n|\r|\n/;
 
@@ -87,13 +87,14 @@ function formattingEdits(document: TextDocument, options: FormattingOptions, ran
 
 export const formattingFeature: Feature = {
   capabilities: { documentFormattingProvider: true, documentRangeFormattingProvider: true },
-  register({ connection, documents }) {
-    connection.onDocumentFormatting(({ textDocument, options }) => {
-      const document = documents.get(textDocument.uri);
+  register(context) {
+    // analysisOf: a file over the size limit is not formatted either.
+    context.connection.onDocumentFormatting(({ textDocument, options }) => {
+      const document = analysisOf(context, textDocument.uri)?.document;
       return document === undefined ? [] : formattingEdits(document, options);
     });
-    connection.onDocumentRangeFormatting(({ textDocument, range, options }) => {
-      const document = documents.get(textDocument.uri);
+    context.connection.onDocumentRangeFormatting(({ textDocument, range, options }) => {
+      const document = analysisOf(context, textDocument.uri)?.document;
       return document === undefined ? [] : formattingEdits(document, options, range);
     });
   },

@@ -19,7 +19,7 @@ import { createConnector } from '../run/connect';
 import { startRun } from '../run/executor';
 import type { TaskOutput } from '../run/protocol';
 import type { DagRun, RunReport } from '../run/types';
-import { type Feature, type FeatureContext, analysisOf } from './feature';
+import type { Feature, FeatureContext } from './feature';
 
 /** How many errors a refusal's message lists (its data has them all). */
 const ERRORS_IN_MESSAGE = 5;
@@ -38,15 +38,16 @@ function argumentOf<T>(args: readonly unknown[] | undefined, required: readonly 
 
 /** The document's text and analysis: the open document as edited, else the file on disk. */
 async function analysisFor(context: FeatureContext, uri: string) {
-  const open = analysisOf(context, uri);
-  if (open !== undefined) return open;
+  const open = context.documents.get(uri);
+  if (open !== undefined) return { document: open, analysis: context.analyses.get(open) };
   let text: string;
   try {
     text = await readFile(fileURLToPath(uri), 'utf8');
   } catch (error) {
     throw new ResponseError(ErrorCodes.InvalidParams, `cannot read ${uri}: ${(error as Error).message}`);
   }
-  return { document: TextDocument.create(uri, 'acmp-dag', 0, text), analysis: analyzeDag(text) };
+  const { limits } = await context.settingsFor(uri);
+  return { document: TextDocument.create(uri, 'acmp-dag', 0, text), analysis: analyzeDag(text, { limits }) };
 }
 
 async function runDag(
@@ -56,7 +57,8 @@ async function runDag(
   token: CancellationToken,
 ): Promise<RunReport> {
   const { document, analysis } = await analysisFor(context, argument.uri);
-  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error');
+  // Too large to analyse is too large to run: its warning is the one diagnostic, and it stands for them all.
+  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
   if (errors.length > 0) {
     const listed = errors.map((error) => ({
       code: error.code,

@@ -66,7 +66,8 @@ export class RunRefused extends Error {
 
 /** Starts running the DAG; throws RunRefused at once when the analysis found errors. */
 export function startRun(analysis: DagAnalysis, options: RunOptions): DagRun {
-  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error');
+  // A file too large to analyse has no model to run: its one warning is the refusal's reason.
+  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
   if (errors.length > 0) throw new RunRefused(errors);
   const run = new Run(analysis.model, options);
   run.start();
