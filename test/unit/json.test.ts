@@ -2,8 +2,11 @@
 // recovering parser for the rest. Both must give the tree that jsonc-parser's parseTree gives, and the value that
 // JSON.parse gives, on any valid text.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { type Node as JsoncNode, parseTree } from 'jsonc-parser';
+import { analyzeDag } from '../../server/src/dag/analyze';
 import { type JsonNode, parseJson } from '../../server/src/dag/json';
 
 /** Deterministic pseudo-random numbers (a 32-bit LCG), so a failure can be replayed from its seed. */
@@ -122,4 +125,20 @@ test('a key typed without a value yet is present in the value, as undefined', ()
   assert.equal(errors.length, 1);
   assert.ok(typeof value === 'object' && value !== null && 'source' in value);
   assert.equal((value as { source?: unknown }).source, undefined);
+});
+
+test('a value recovery leaves where a key belongs is skipped by every reader of the tape', () => {
+  // Found by the language server's survival run: a `]` typed over the end of a task, so the next task's object lands
+  // where a key belongs. The plain value, the nodes and the checks must all ignore it, and nothing may throw.
+  const pipeline = readFileSync(resolve(__dirname, '../../examples/text-pipeline.acmp-dag.json'), 'utf8');
+  const at = pipeline.indexOf('"input_tokens_est": 200\n    },\n    {\n      "task_id": "task_agg_03"') + 11;
+  const text = pipeline.slice(0, at) + ']' + pipeline.slice(at + 19);
+  const parsed = parseJson(text);
+  assert.ok(!JSON.stringify(parsed.value).includes('"undefined"'), 'no member named after a missing key');
+  assert.ok(analyzeDag(text).diagnostics.some((d) => d.code === 'json-syntax'));
+  // The same splice everywhere in the file.
+  for (let offset = 0; offset < pipeline.length; offset++) {
+    for (const spliced of [']', '"\\u12', '{'])
+      analyzeDag(pipeline.slice(0, offset) + spliced + pipeline.slice(offset + 19));
+  }
 });

@@ -179,9 +179,13 @@ export class JsonDocument {
     return this.skipStrays(value === -1 ? key + 1 : this.ends[value]!, stop);
   }
 
-  /** The first key entry at or after `index` inside an object ending at `stop`, or -1. */
+  /**
+   * The first key entry at or after `index` inside an object ending at `stop`, or -1. Anything else there (a STRAY,
+   * or a value recovery left where a key belongs) is skipped whole, here and in `value`, so every reader of the tape
+   * sees the same properties.
+   */
   skipStrays(index: number, stop: number): number {
-    while (index < stop && this.kinds[index]! & STRAY) index = this.ends[index]!;
+    while (index < stop && (this.kinds[index]! & KEY) === 0) index = this.ends[index]!;
     return index < stop ? index : -1;
   }
 
@@ -355,7 +359,7 @@ export class JsonDocument {
       while (index >= open[open.length - 1]!.end) open.pop();
       const container = open[open.length - 1]!;
       const flags = this.kinds[index]!;
-      if (flags & STRAY) {
+      if (flags & STRAY || (!Array.isArray(container.value) && (flags & KEY) === 0)) {
         index = this.ends[index]!;
         continue;
       }
