@@ -205,11 +205,11 @@ async function main(): Promise<number> {
       // The extension host's console: mocha's reporter writes format strings with their arguments.
       const line = format(...args);
       console.log(line);
-      // A test that shows something waits for its screenshot (see screenshotTaken in the suite): `screenshot now`
-      // is the Problems panel's, `screenshot NAME now` goes to NAME.png beside it.
-      const marker = /acmp-e2e: screenshot (?:(\S+) )?now/.exec(line);
+      // A test that shows something waits for its screenshot (see suite/screenshots.ts): `screenshot NAME now`
+      // goes to NAME.png in out/e2e.
+      const marker = /acmp-e2e: screenshot (\S+) now/.exec(line);
       if (marker !== null) {
-        const file = marker[1] === undefined ? screenshot : join(dirname(screenshot), `${marker[1]}.png`);
+        const file = join(dirname(screenshot), `${marker[1]}.png`);
         void graphDrawn(page)
           .then(() => page.screenshot({ path: file }))
           .then(() => writeFileSync(`${file}.done`, ''));

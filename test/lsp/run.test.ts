@@ -76,6 +76,21 @@ describe('running DAGs over LSP', () => {
     return uri;
   }
 
+  /** Starts SLOW_DAG as `runId`; resolves once task_slow is running, with the run's answer to come. */
+  async function slowRunStarted(runId: string): Promise<{ done: Promise<RunReport> }> {
+    const uri = await open(SLOW_DAG);
+    const slowRunning = eventSeen(
+      (event) =>
+        event.run_id === runId &&
+        event.type === 'task-state' &&
+        event.task_id === 'task_slow' &&
+        event.state === 'running',
+    );
+    const done = runDag({ uri, runId });
+    await slowRunning;
+    return { done };
+  }
+
   const runDag = (argument: RunDagArguments) =>
     session.connection.sendRequest<RunReport>('workspace/executeCommand', {
       command: RUN_COMMANDS.runDag,
@@ -129,17 +144,8 @@ describe('running DAGs over LSP', () => {
   });
 
   test('acmp.cancelTask cancels the task and its downstream; the completed upstream stays completed', async () => {
-    const uri = await open(SLOW_DAG);
     const runId = 'run-slow-1';
-    const slowRunning = eventSeen(
-      (event) =>
-        event.run_id === runId &&
-        event.type === 'task-state' &&
-        event.task_id === 'task_slow' &&
-        event.state === 'running',
-    );
-    const done = runDag({ uri, runId });
-    await slowRunning;
+    const { done } = await slowRunStarted(runId);
     const answer = await session.connection.sendRequest('workspace/executeCommand', {
       command: RUN_COMMANDS.cancelTask,
       arguments: [{ runId, taskId: 'task_slow' }],
@@ -158,17 +164,8 @@ describe('running DAGs over LSP', () => {
   });
 
   test('acmp.cancelRun cancels the whole run', async () => {
-    const uri = await open(SLOW_DAG);
     const runId = 'run-slow-2';
-    const slowRunning = eventSeen(
-      (event) =>
-        event.run_id === runId &&
-        event.type === 'task-state' &&
-        event.task_id === 'task_slow' &&
-        event.state === 'running',
-    );
-    const done = runDag({ uri, runId });
-    await slowRunning;
+    const { done } = await slowRunStarted(runId);
     await session.connection.sendRequest('workspace/executeCommand', {
       command: RUN_COMMANDS.cancelRun,
       arguments: [{ runId }],

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { codeOf, diagnosticsWhen } from './diagnostics';
+import { screenshotTaken } from './screenshots';
 
 const workspace = (): string => vscode.workspace.workspaceFolders![0]!.uri.fsPath;
 const fixture = (name: string): vscode.Uri => vscode.Uri.file(path.join(workspace(), name));
@@ -25,26 +26,6 @@ const SEVERITY: Record<Expected['severity'], vscode.DiagnosticSeverity> = {
 /** The extension under test, found by its manifest's name. */
 const ourExtension = (): vscode.Extension<unknown> | undefined =>
   vscode.extensions.all.find((e) => (e.packageJSON as { name?: string }).name === 'acmp-dag');
-
-/**
- * Where the code-server runner wants a screenshot of the window: it takes one when the suite logs the marker, then
- * writes `<file>.done`. Other runners set nothing and take none.
- */
-async function screenshotTaken(): Promise<void> {
-  const file = process.env.ACMP_E2E_SCREENSHOT;
-  if (file === undefined) return;
-  const done = `${file}.done`;
-  fs.rmSync(done, { force: true });
-  const written = new Promise<void>((resolve) => {
-    const watcher = fs.watch(path.dirname(done), () => {
-      if (!fs.existsSync(done)) return;
-      watcher.close();
-      resolve();
-    });
-  });
-  console.log('acmp-e2e: screenshot now');
-  await written;
-}
 
 suite('ACMP DAG in VS Code', () => {
   suiteSetup(() => {
@@ -137,6 +118,6 @@ suite('ACMP DAG in VS Code', () => {
     await diagnosticsWhen(uri, (found) => found.length > 10);
     await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
     await vscode.commands.executeCommand('workbench.actions.view.problems');
-    await screenshotTaken();
+    await screenshotTaken('problems-panel');
   });
 });

@@ -14,6 +14,7 @@ import type { RunRefusedData } from '../../../server/src/protocol/run';
 import type { ProviderConfig } from '../../../server/src/protocol/settings';
 import type { RunReport } from '../../../server/src/run/types';
 import { diamondWith } from '../../support/diamond';
+import { screenshotTaken } from './screenshots';
 
 /** The extension under test, by its manifest's `publisher.name`. */
 const extension = (): vscode.Extension<AcmpApi> => vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!;
@@ -113,26 +114,6 @@ const runOf = (api: AcmpApi, report: RunReport | RunRefusedData | undefined): Ru
 };
 const runDag = (uri: vscode.Uri) =>
   vscode.commands.executeCommand<RunReport | RunRefusedData | undefined>('acmp.runDag', uri);
-
-/**
- * Where the code-server runner wants a screenshot named `name`, next to its first one: it takes it when the suite
- * logs the marker, then writes `<file>.done`. Other runners set nothing and take none.
- */
-async function screenshotTaken(name: string): Promise<void> {
-  const first = process.env.ACMP_E2E_SCREENSHOT;
-  if (first === undefined) return;
-  const done = path.join(path.dirname(first), `${name}.png.done`);
-  fs.rmSync(done, { force: true });
-  const written = new Promise<void>((resolve) => {
-    const watcher = fs.watch(path.dirname(done), () => {
-      if (!fs.existsSync(done)) return;
-      watcher.close();
-      resolve();
-    });
-  });
-  console.log(`acmp-e2e: screenshot ${name} now`);
-  await written;
-}
 
 suite('Running DAGs in VS Code', () => {
   let api: AcmpApi;
