@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { RunReport } from '../../server/src/run/types';
+import { freePort } from '../support/system';
 
 const CLI = process.env.ACMP_CLI_BUNDLE ?? resolve(__dirname, '../../dist/cli.js');
 const ROOT = resolve(__dirname, '../..');
@@ -219,18 +219,6 @@ describe('acmp-dag run with a faulty provider process', () => {
     });
   }
 });
-
-/** A free TCP port on 127.0.0.1. */
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 /** Resolves once `child` has printed `pattern` on stderr or stdout. */
 function printed(child: ChildProcess, pattern: RegExp): Promise<void> {

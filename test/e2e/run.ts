@@ -5,12 +5,12 @@
 // Everything is installed into .cache/e2e once and reused; every process started here is stopped, even on failure.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { format } from 'node:util';
 import { chromium } from 'playwright-core';
 import { Failure, buildExtensionAndSuite, root, run, suiteFile, workspace } from './build';
+import { freePort } from '../support/system';
 
 const CODE_SERVER = '4.139.1';
 const NODE = '24.22.3';
@@ -74,21 +74,6 @@ function ensureCodeServer(): string {
   if (!existsSync(entry)) throw new Failure(`code-server did not install: ${entry} is missing`);
   writeFileSync(stamp, '');
   return entry;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolvePort(address.port)
-          : reject(new Failure('no free port on 127.0.0.1')),
-      );
-    });
-  });
 }
 
 /** Starts code-server in its own process group; resolves once it listens. */

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
@@ -26,6 +26,7 @@ import {
 } from '../../server/src/run/protocol';
 import type { Connector, InvokeHandlers, ProviderConnection } from '../../server/src/run/types';
 import { WebSocketTransport } from '../../server/src/run/websocketTransport';
+import { freePort } from '../support/system';
 
 /** The bundle `npm run build` makes; ACMP_CLI_BUNDLE points elsewhere (a separate build while developing). */
 const CLI_BUNDLE = process.env.ACMP_CLI_BUNDLE ?? resolve(__dirname, '../../dist/cli.js');
@@ -74,15 +75,6 @@ function childPids(): number[] {
         return []; // gone while we looked
       }
     });
-}
-
-/** A port on 127.0.0.1 where nothing listens (it did a moment ago). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The children this process had before any test (tsx's esbuild service). */
@@ -340,7 +332,7 @@ describe('acmp-dag serve --http', { timeout: SUITE_TIMEOUT_MS }, () => {
   });
 
   test('an endpoint where nothing listens is a TransportError', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const error = await rejection(
       connectProvider({ id: 'nowhere', transport: 'http', url: `http://127.0.0.1:${port}/mcp` }),
     );
@@ -379,7 +371,7 @@ describe('websocket', { timeout: SUITE_TIMEOUT_MS }, () => {
   });
 
   test('a socket where nothing listens is a TransportError', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const error = await rejection(
       connectProvider({ id: 'ws-nowhere', transport: 'websocket', url: `ws://127.0.0.1:${port}/` }),
     );

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -15,6 +14,7 @@ import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { RUN_COMMANDS, type RunDagArguments } from '../../server/src/protocol/run';
 import type { RunReport } from '../../server/src/run/types';
 import { type LspSession, startLspSession } from '../support/lspHarness';
+import { freePort } from '../support/system';
 
 /** The bundle `npm run build` makes; ACMP_CLI_BUNDLE points elsewhere (a separate build while developing). */
 const CLI_BUNDLE = process.env.ACMP_CLI_BUNDLE ?? resolve(__dirname, '../../dist/cli.js');
@@ -29,15 +29,6 @@ const TOKEN_ENV = 'ACMP_SECURITY_TEST_TOKEN';
 
 const scratch = mkdtempSync(join(tmpdir(), 'acmp-security-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
-
-/** A port on 127.0.0.1 where nothing listens (it did a moment ago). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((closed) => server.close(closed));
-  return port;
-}
 
 /** Providers that each get a token and fail: one quotes it in its error answer, one on stderr as it crashes. */
 const stdioProviders = (tokenEnv?: string): ProviderConfig[] =>
@@ -84,7 +75,7 @@ describe('tokens never appear in outputs', () => {
     const remote: ProviderConfig = {
       id: 'token-remote',
       transport: 'http',
-      url: `http://127.0.0.1:${await closedPort()}/mcp`,
+      url: `http://127.0.0.1:${await freePort()}/mcp`,
       tokenEnv: TOKEN_ENV,
       capabilities: ['token-remote'],
     };
@@ -117,7 +108,7 @@ describe('tokens never appear in outputs', () => {
     const remote: ProviderConfig = {
       id: 'token-remote',
       transport: 'http',
-      url: `http://127.0.0.1:${await closedPort()}/mcp`,
+      url: `http://127.0.0.1:${await freePort()}/mcp`,
       capabilities: ['token-remote'],
     };
     // The stdio providers take their token from the server's environment, the remote one from the run's `tokens`.

@@ -10,6 +10,7 @@ import type { Position } from 'vscode-languageserver-types';
 import { atCursor } from '../support/cursor';
 import { DIAMOND, diamondWith } from '../support/diamond';
 import { type LspSession, startLspSession } from '../support/lspHarness';
+import { residentBytes } from '../support/system';
 
 const PIPELINE = readFileSync(resolve(__dirname, '../../examples/text-pipeline.acmp-dag.json'), 'utf8');
 const DOCUMENTS = 2_000;
@@ -62,13 +63,6 @@ function positionIn(text: string): Position {
   const lines = text.split('\n');
   const line = below(lines.length + 1);
   return { line, character: below((lines[line]?.length ?? 0) + 2) };
-}
-
-/** The server's resident memory (Linux /proc). */
-function residentBytes(pid: number): number {
-  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  assert.ok(match, 'the server process reports its resident memory');
-  return Number(match[1]) * 1024;
 }
 
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;

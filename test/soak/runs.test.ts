@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { RUN_COMMANDS, type RunDagArguments } from '../../server/src/protocol/run';
 import type { RunReport } from '../../server/src/run/types';
 import { type LspSession, startLspSession } from '../support/lspHarness';
+import { residentBytes } from '../support/system';
 
 const PIPELINE = readFileSync(resolve(__dirname, '../../examples/text-pipeline.acmp-dag.json'), 'utf8');
 const URI = 'file:///soak/text-pipeline.acmp-dag.json';
@@ -25,14 +26,6 @@ before(async () => {
   await session.open(URI, PIPELINE);
 });
 after(() => session.stop());
-
-/** The server process's resident memory in MB (Linux /proc). */
-function rssMb(): number {
-  const status = readFileSync(`/proc/${session.process.pid}/status`, 'utf8');
-  const kilobytes = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
-  assert.ok(kilobytes !== undefined, 'no VmRSS in /proc/<pid>/status');
-  return Number(kilobytes) / 1024;
-}
 
 const openFds = (): number => readdirSync(join('/proc', String(session.process.pid), 'fd')).length;
 
@@ -60,10 +53,10 @@ test(`${RUNS} runs of the example pipeline all complete; memory and open handles
   const fdsBefore = openFds();
   const started = performance.now();
   assert.deepEqual(await runMany(0, WARM_UP_RUNS), { completed: WARM_UP_RUNS });
-  const warmRss = rssMb();
+  const warmRss = residentBytes(session.process.pid!) / 2 ** 20;
   const warmFds = openFds();
   assert.deepEqual(await runMany(WARM_UP_RUNS, RUNS - WARM_UP_RUNS), { completed: RUNS - WARM_UP_RUNS });
-  const endRss = rssMb();
+  const endRss = residentBytes(session.process.pid!) / 2 ** 20;
   const fdsAfter = openFds();
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   console.log(
