@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { type TestContext, afterEach, beforeEach, describe, test } from 'node:test';
 import { analyzeDag } from '../../server/src/dag/analyze';
@@ -12,6 +14,8 @@ import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
 import { ACMP_ERRORS } from '../../server/src/run/protocol';
 import type { RunEvent, RunReport, TaskReport } from '../../server/src/run/types';
+import { WebSocketServer } from 'ws';
+import { INITIALIZE_RESULT, echoResult } from '../fixtures/providers/jsonRpcLines';
 
 const FIXTURES = resolve(__dirname, '../fixtures/providers');
 /** A run a broken guarantee leaves waiting forever fails its test instead. */
@@ -68,24 +72,16 @@ type Json = Record<string, unknown>;
 
 /**
  * `task_a` (capability `produce`, on the faulty provider) → `task_b` (built-in echo of task_a's output), and an
- * independent `task_c`; `extra` goes into each task by id. With `warmUp`, a task of that capability comes before
- * task_a, so that task_a's deadline counts from a provider already started.
+ * independent `task_c`; `extra` goes into each task by id.
  */
-function pipeline(
-  options: { streamEligible?: boolean; extra?: Record<string, Json>; c?: string; warmUp?: string } = {},
-) {
-  const { streamEligible = false, extra = {}, c = 'echo', warmUp } = options;
-  const warmUpTask = { task_id: 'task_w', capability: warmUp, input: { type: 'text', data: 'warm up' } };
+function pipeline(options: { streamEligible?: boolean; extra?: Record<string, Json>; c?: string } = {}) {
+  const { streamEligible = false, extra = {}, c = 'echo' } = options;
   const tasks = [
-    ...(warmUp === undefined ? [] : [warmUpTask]),
     { task_id: 'task_a', capability: 'produce', input: { type: 'text', data: 'Hello world' }, ...extra.task_a },
     { task_id: 'task_b', capability: 'echo', input: { source: { from_task: 'task_a' } }, ...extra.task_b },
     { task_id: 'task_c', capability: c, input: { type: 'text', data: 'independent' }, ...extra.task_c },
   ];
-  const edges = [
-    ...(warmUp === undefined ? [] : [{ from: 'task_w', to: 'task_a' }]),
-    { from: 'task_a', to: 'task_b', ...(streamEligible ? { stream_eligible: true } : {}) },
-  ];
+  const edges = [{ from: 'task_a', to: 'task_b', ...(streamEligible ? { stream_eligible: true } : {}) }];
   return analyzeDag(JSON.stringify({ dag_id: 'dag_faults', tasks, edges }, null, 2));
 }
 
@@ -93,11 +89,11 @@ function pipeline(
 async function run(
   context: TestContext,
   analysis: ReturnType<typeof pipeline>,
-  faulty: ProviderConfig,
+  ...faulty: ProviderConfig[]
 ): Promise<{ report: RunReport; events: RunEvent[] }> {
   const events: RunEvent[] = [];
   const dagRun = startRun(analysis, {
-    providers: [faulty, BUILTIN],
+    providers: [...faulty, BUILTIN],
     connect: connectProvider,
     policy: 'best-effort',
     backoffMs: 1,
@@ -129,12 +125,18 @@ function assertFailed(report: RunReport, code: number, message: RegExp): void {
 
 const HELLO = { type: 'text', data: 'Hello world' };
 
+/** The error of a task whose provider sent a message over the 10 MiB limit (and was not asked again). */
+const tooLarge = (provider: string, transport: string): RegExp =>
+  new RegExp(
+    `^provider "${provider}" \\(${transport}\\): sent a message over the 10 MiB limit; the invoke is not sent again$`,
+  );
+
 describe('provider faults through the executor', { concurrency: false }, () => {
   test('an answer after the deadline: -33003 at the deadline, the late answer ignored', LIMIT, async (t) => {
     const { report, events } = await run(
       t,
-      pipeline({ c: 'after-late', warmUp: 'warm-up', extra: { task_a: { capability: 'slow', timeout_ms: 200 } } }),
-      fixture('late-answer', ['warm-up', 'slow', 'after-late']),
+      pipeline({ c: 'after-late', extra: { task_a: { capability: 'slow', timeout_ms: 200 } } }),
+      fixture('late-answer', ['slow', 'after-late']),
     );
     assertFailed(report, ACMP_ERRORS.timeout, /^no result within timeout_ms \(200 ms\)$/);
     assert.equal(taskIn(report, 'task_a').output, undefined, 'the late answer is not the output');
@@ -145,6 +147,16 @@ describe('provider faults through the executor', { concurrency: false }, () => {
       event.type === 'task-state' && event.task_id === 'task_a' ? [event.state] : [],
     );
     assert.deepEqual(states, ['running', 'failed']);
+  });
+
+  test('timeout_ms counts from the invoke, not from a provider that is slow to start', LIMIT, async (t) => {
+    const { report } = await run(
+      t,
+      pipeline({ extra: { task_a: { timeout_ms: 300 } } }),
+      fixture('slow-start', ['produce'], '600'),
+    );
+    assert.equal(report.status, 'completed');
+    assert.deepEqual(taskIn(report, 'task_a').output, HELLO);
   });
 
   test('duplicate and out-of-order chunks over a streaming edge: both results are right', LIMIT, async (t) => {
@@ -199,15 +211,43 @@ describe('provider faults through the executor', { concurrency: false }, () => {
     },
   );
 
-  test('an oversized message (a 20 MB line): a clear error, no crash', LIMIT, async (t) => {
-    const { report } = await run(t, pipeline(), fixture('oversized', ['produce']));
-    assertFailed(
-      report,
-      ACMP_ERRORS.internal,
-      /^provider "oversized" unreachable after 3 attempt\(s\): provider "oversized" \(stdio\): ReadBuffer exceeded maximum size of 10485760 bytes$/,
-    );
-    assertDownstreamCancelled(report);
-    assert.equal(taskIn(report, 'task_c').state, 'completed');
+  test(
+    'a streaming edge whose downstream provider cannot start: that task fails, the stream is kept',
+    LIMIT,
+    async (t) => {
+      const absent: ProviderConfig = {
+        id: 'absent',
+        transport: 'stdio',
+        command: join(FIXTURES, 'no-such-provider'),
+        capabilities: ['consume'],
+      };
+      const { report } = await run(
+        t,
+        pipeline({ streamEligible: true, extra: { task_b: { capability: 'consume' } } }),
+        fixture('disordered-stream', ['produce']),
+        absent,
+      );
+      assert.deepEqual(taskIn(report, 'task_a').output, HELLO);
+      const entry = taskIn(report, 'task_b');
+      assert.equal(entry.state, 'failed');
+      assert.match(entry.error?.message ?? '', /^provider "absent" unreachable after 3 attempt\(s\): .*ENOENT/);
+      assert.equal(report.status, 'failed');
+    },
+  );
+
+  test('an oversized message (a 20 MB line): a clear error, the invoke not sent again', LIMIT, async (t) => {
+    const record = mkdtempSync(join(tmpdir(), 'acmp-oversized-'));
+    try {
+      const executions = join(record, 'executions.log');
+      const { report } = await run(t, pipeline(), fixture('oversized', ['produce'], executions));
+      assertFailed(report, ACMP_ERRORS.internal, tooLarge('oversized', 'stdio'));
+      assertDownstreamCancelled(report);
+      assert.equal(taskIn(report, 'task_c').state, 'completed');
+      const executed = readFileSync(executions, 'utf8').split('\n').filter(Boolean);
+      assert.deepEqual(executed, [taskIn(report, 'task_a').wire_task_id], 'executed once');
+    } finally {
+      rmSync(record, { recursive: true, force: true });
+    }
   });
 
   test('cost_cu above max_price_cu and a mismatched proof: reported violations', LIMIT, async (t) => {
@@ -247,6 +287,138 @@ describe('provider faults through the executor', { concurrency: false }, () => {
       assert.deepEqual(executions, [taskIn(report, 'task_a').wire_task_id], 'one execution, under its wire id');
     } finally {
       rmSync(record, { recursive: true, force: true });
+    }
+  });
+});
+
+type JsonRpcRequest = { id?: number; method: string; params?: { task_id?: string } };
+
+/** An answer to `invoke` as a provider sends it: the JSON-RPC result message. */
+const invokeAnswer = (invoke: JsonRpcRequest, output: Json) =>
+  JSON.stringify({ jsonrpc: '2.0', id: invoke.id, result: { ...echoResult(invoke), output } });
+
+const chunkMessage = (invoke: JsonRpcRequest, seq: number, data: string, final: boolean) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    method: 'acmp/streamChunk',
+    params: { task_id: invoke.params?.task_id, seq, chunk: { type: 'text', data }, final },
+  });
+
+const sse = (...messages: string[]) => messages.map((message) => `event: message\ndata: ${message}\n\n`).join('');
+
+/**
+ * A Streamable HTTP provider on 127.0.0.1 (no session) that answers `initialize` as the fixtures do and each
+ * `acmp/invoke` with the body `answer` gives; `invokes` lists the task_id of each invoke it received.
+ */
+async function httpProvider(answer: (invoke: JsonRpcRequest) => { type: 'json' | 'sse'; body: string }) {
+  const invokes: string[] = [];
+  const server = createServer((request, response) => {
+    if (request.method !== 'POST') return void response.writeHead(405).end();
+    let text = '';
+    request.setEncoding('utf8');
+    request.on('data', (piece: string) => (text += piece));
+    request.on('end', () => {
+      const message = JSON.parse(text) as JsonRpcRequest;
+      if (message.id === undefined) return void response.writeHead(202).end();
+      if (message.method === 'initialize') {
+        const body = JSON.stringify({ jsonrpc: '2.0', id: message.id, result: INITIALIZE_RESULT });
+        return void response.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      }
+      invokes.push(message.params?.task_id ?? '');
+      const { type, body } = answer(message);
+      response.writeHead(200, { 'content-type': type === 'json' ? 'application/json' : 'text/event-stream' }).end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  const config: ProviderConfig = { id: 'http-provider', transport: 'http', url, capabilities: ['produce'] };
+  return { config, invokes, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/** A WebSocket provider on 127.0.0.1 that answers each `acmp/invoke` with `output`. */
+async function websocketProvider(output: Json) {
+  const invokes: string[] = [];
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  server.on('connection', (socket) =>
+    socket.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString('utf8')) as JsonRpcRequest;
+      if (message.method === 'initialize') {
+        socket.send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: INITIALIZE_RESULT }));
+      } else if (message.method === 'acmp/invoke') {
+        invokes.push(message.params?.task_id ?? '');
+        socket.send(invokeAnswer(message, output));
+      }
+    }),
+  );
+  await new Promise((resolve) => server.once('listening', resolve));
+  const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const config: ProviderConfig = { id: 'ws-provider', transport: 'websocket', url, capabilities: ['produce'] };
+  return { config, invokes, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+const OVER_LIMIT = 'x'.repeat(11 * 1024 * 1024);
+const UNDER_LIMIT = 'x'.repeat(6 * 1024 * 1024);
+
+describe('a message over the size limit, on every transport', { concurrency: false }, () => {
+  test('HTTP, a JSON answer over 10 MiB: a clear error, the invoke not sent again', LIMIT, async (t) => {
+    const provider = await httpProvider((invoke) => ({
+      type: 'json',
+      body: invokeAnswer(invoke, { type: 'text', data: OVER_LIMIT }),
+    }));
+    try {
+      const { report } = await run(t, pipeline(), provider.config);
+      assertFailed(report, ACMP_ERRORS.internal, tooLarge('http-provider', 'http'));
+      assertDownstreamCancelled(report);
+      assert.deepEqual(provider.invokes, [taskIn(report, 'task_a').wire_task_id]);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  test('HTTP, an SSE event over 10 MiB: the same error', LIMIT, async (t) => {
+    const provider = await httpProvider((invoke) => ({
+      type: 'sse',
+      body: sse(invokeAnswer(invoke, { type: 'text', data: OVER_LIMIT })),
+    }));
+    try {
+      const { report } = await run(t, pipeline(), provider.config);
+      assertFailed(report, ACMP_ERRORS.internal, tooLarge('http-provider', 'http'));
+      assert.deepEqual(provider.invokes, [taskIn(report, 'task_a').wire_task_id]);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  test('HTTP, an SSE stream over 10 MiB in events under it: the output streams whole', LIMIT, async (t) => {
+    const provider = await httpProvider((invoke) => ({
+      type: 'sse',
+      body: sse(
+        chunkMessage(invoke, 0, UNDER_LIMIT, false),
+        chunkMessage(invoke, 1, UNDER_LIMIT, true),
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: invoke.id,
+          result: { task_id: invoke.params?.task_id, output_streamed: true, tokens_used: 2, cost_cu: 0 },
+        }),
+      ),
+    }));
+    try {
+      const { report } = await run(t, pipeline({ streamEligible: true }), provider.config);
+      assert.equal(report.status, 'completed');
+      assert.deepEqual(taskIn(report, 'task_b').output, { type: 'text', data: UNDER_LIMIT + UNDER_LIMIT });
+    } finally {
+      await provider.close();
+    }
+  });
+
+  test('WebSocket, a frame over 10 MiB: the same error', LIMIT, async (t) => {
+    const provider = await websocketProvider({ type: 'text', data: OVER_LIMIT });
+    try {
+      const { report } = await run(t, pipeline(), provider.config);
+      assertFailed(report, ACMP_ERRORS.internal, tooLarge('ws-provider', 'websocket'));
+      assert.deepEqual(provider.invokes, [taskIn(report, 'task_a').wire_task_id]);
+    } finally {
+      await provider.close();
     }
   });
 });

@@ -9,6 +9,7 @@ import {
   McpError,
   type Notification,
   type Request,
+  type RequestId,
   type Result,
 } from '@modelcontextprotocol/sdk/types.js';
 import WebSocket from 'ws';
@@ -32,6 +33,7 @@ import {
   firstIssue,
   readAcmpCapability,
 } from './schemas';
+import { MAX_MESSAGE_BYTES, OVERSIZED, limitedFetch } from './messageLimit';
 import type { Connector, InvokeHandlers, ProviderConnection } from './types';
 import { WebSocketTransport } from './websocketTransport';
 
@@ -147,11 +149,13 @@ interface McpTransport {
   readonly closedReason: () => string;
   /** Ends the session politely before the transport closes (HTTP: DELETE of the session). */
   readonly endSession?: () => Promise<void>;
+  /** Whether the transport's error is a message over MAX_MESSAGE_BYTES (each transport says so its own way). */
+  readonly oversized: (error: Error) => boolean;
 }
 
 async function connectMcp(
   provider: ProviderConfig,
-  { transport, closedReason, endSession }: McpTransport,
+  { transport, closedReason, endSession, oversized }: McpTransport,
   redact: (text: string) => string,
   initializeTimeoutMs: number,
 ): Promise<ProviderConnection> {
@@ -163,19 +167,22 @@ async function connectMcp(
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
 
   /** The connection is gone or no longer to be trusted (garbage, an unknown response id, ...): end it now. */
-  const fail = (reason: string): TransportError => {
+  const fail = (reason: string, retryable = true): TransportError => {
     const quoted = reason.length > REASON_CHARS ? `${reason.slice(0, REASON_CHARS)}…` : reason;
-    const error = new TransportError(`${name}: ${redact(quoted)}`);
+    const error = new TransportError(`${name}: ${redact(quoted)}`, { retryable });
     const first = ending.end(error);
     if (first === error) transport.close().catch(() => undefined);
     return first;
   };
   buyer.onerror = (error) =>
-    fail(
-      error instanceof SyntaxError || error instanceof z.ZodError
-        ? `sent something that is not JSON-RPC: ${error instanceof z.ZodError ? firstIssue(error) : error.message}`
-        : describe(error),
-    );
+    oversized(error)
+      ? // Its answer was lost with the connection, and sending the invoke again would bring the same answer.
+        fail(`${OVERSIZED}; the invoke is not sent again`, false)
+      : fail(
+          error instanceof SyntaxError || error instanceof z.ZodError
+            ? `sent something that is not JSON-RPC: ${error instanceof z.ZodError ? firstIssue(error) : error.message}`
+            : describe(error),
+        );
   buyer.onclose = () => {
     fail(closedReason());
     markClosed();
@@ -195,26 +202,55 @@ async function connectMcp(
     return new TransportError(`${name}: ${redact(describe(error))}`, { cause: error });
   };
 
-  /** Routes a provider's notification to the invoke in flight with its task_id. */
+  /** Delivers a provider's notification to the invoke in flight with its task_id. */
   const route = <P extends { task_id: string }>(
     method: string,
     schema: z.ZodType<P>,
     deliver: (handlers: InvokeHandlers, params: P) => void,
-  ) =>
-    buyer.setNotificationHandler(z.object({ method: z.literal(method), params: z.unknown() }), (notification) => {
-      const params = schema.safeParse(notification.params);
-      if (!params.success) return void fail(`sent a malformed ${method}: ${firstIssue(params.error)}`);
-      const handlers = routes.get(params.data.task_id);
-      if (handlers !== undefined) deliver(handlers, params.data);
-    });
-  route(METHODS.streamChunk, ChunkParamsSchema, (handlers, params) => handlers.onChunk(params));
-  route(METHODS.heartbeat, HeartbeatParamsSchema, (handlers, params) => handlers.onHeartbeat(params));
+  ) => ({
+    method,
+    receive(params: unknown): void {
+      const parsed = schema.safeParse(params);
+      if (!parsed.success) return void fail(`sent a malformed ${method}: ${firstIssue(parsed.error)}`);
+      const handlers = routes.get(parsed.data.task_id);
+      if (handlers !== undefined) deliver(handlers, parsed.data);
+    },
+  });
+  const notifications = [
+    route(METHODS.streamChunk, ChunkParamsSchema, (handlers, params) => handlers.onChunk(params)),
+    route(METHODS.heartbeat, HeartbeatParamsSchema, (handlers, params) => handlers.onHeartbeat(params)),
+  ];
+  /** The task_id of each invoke in flight, by its JSON-RPC request id. */
+  const invokeIds = new Map<RequestId, string>();
 
   try {
     await buyer.connect(transport);
   } catch (error) {
     throw fail(`cannot connect: ${describe(error)}`);
   }
+  // ACMP's notifications and invoke results are taken in the order they arrived, whatever the reads: the SDK hands a
+  // notification to its handler a microtask later, and an invoke's answer reaches the executor several later, so a
+  // chunk read in one piece with the result before it would count as before it. A result closes its task's stream
+  // (Layer 1 §7.1: the final chunk comes first); anything later for that task is ignored.
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if ('method' in message && message.method === METHODS.invoke && 'id' in message) {
+      invokeIds.set(message.id, (message.params as { task_id: string }).task_id);
+    }
+    return send(message, options);
+  };
+  const receive = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if ('method' in message && !('id' in message)) {
+      const notification = notifications.find((candidate) => candidate.method === message.method);
+      if (notification !== undefined) return notification.receive(message.params);
+    } else if (!('method' in message) && message.id !== undefined) {
+      const taskId = invokeIds.get(message.id);
+      if (taskId !== undefined) routes.delete(taskId);
+      invokeIds.delete(message.id);
+    }
+    receive?.(message, extra);
+  };
   let acmp: AcmpCapability | undefined;
   try {
     let timer: NodeJS.Timeout | undefined;
@@ -301,6 +337,7 @@ function stdioTransport(provider: ProviderConfig, token: string | undefined, red
     args: provider.args ?? [],
     env: { ...provider.env, ...(token !== undefined && { ACMP_TOKEN: token }) },
     stderr: 'pipe',
+    maxBufferSize: MAX_MESSAGE_BYTES,
   });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
@@ -310,7 +347,9 @@ function stdioTransport(provider: ProviderConfig, token: string | undefined, red
     const tail = redact(stderr.trim());
     return tail === '' ? 'the process exited' : `the process exited; its stderr ends with: ${tail}`;
   };
-  return { transport, closedReason };
+  // The SDK's read buffer says so only in its error's text (a fault test holds this wording).
+  const oversized = (error: Error) => error.message.startsWith('ReadBuffer exceeded maximum size');
+  return { transport, closedReason, oversized };
 }
 
 function urlOf(provider: ProviderConfig): URL {
@@ -325,15 +364,26 @@ const authorization = (token: string | undefined) =>
   token === undefined ? undefined : { Authorization: `Bearer ${token}` };
 
 function httpTransport(provider: ProviderConfig, token: string | undefined): McpTransport {
+  let exceeded = false;
   const transport = new StreamableHTTPClientTransport(urlOf(provider), {
     requestInit: { headers: authorization(token) },
+    fetch: limitedFetch(MAX_MESSAGE_BYTES, () => (exceeded = true)),
   });
-  return { transport, closedReason: () => 'the connection closed', endSession: () => transport.terminateSession() };
+  return {
+    transport,
+    closedReason: () => 'the connection closed',
+    endSession: () => transport.terminateSession(),
+    oversized: () => exceeded,
+  };
 }
 
 function websocketTransport(provider: ProviderConfig, token: string | undefined): McpTransport {
-  const socket = new WebSocket(urlOf(provider), { headers: authorization(token) });
-  return { transport: new WebSocketTransport(socket), closedReason: () => 'the connection closed' };
+  const socket = new WebSocket(urlOf(provider), { headers: authorization(token), maxPayload: MAX_MESSAGE_BYTES });
+  return {
+    transport: new WebSocketTransport(socket),
+    closedReason: () => 'the connection closed',
+    oversized: (error) => (error as NodeJS.ErrnoException).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH',
+  };
 }
 
 /** A Connector (types.ts) with its own options; `connectProvider` is the one with the defaults. */

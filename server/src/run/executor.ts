@@ -276,12 +276,6 @@ class Run {
       },
       task.startedAt,
     );
-    const timeoutMs =
-      typeof plain.timeout_ms === 'number' && plain.timeout_ms > 0 ? plain.timeout_ms : DEFAULT_TIMEOUT_MS;
-    task.deadline = setTimeout(
-      () => this.fail(task, { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${timeoutMs} ms)` }),
-      timeoutMs,
-    );
     this.execute(task, plain, candidates).catch((error: unknown) =>
       this.fail(task, { code: ACMP_ERRORS.internal, message: `the executor failed: ${messageOf(error)}` }),
     );
@@ -347,6 +341,7 @@ class Run {
       if (!input.ok) return input;
       const answer = await this.sendFallingBack(task, plain, connection, input.input);
       if (!(answer instanceof TransportError)) return answer;
+      if (!answer.retryable) return { ok: false, error: { code: ACMP_ERRORS.internal, message: answer.message } };
       failure = answer.message;
     }
     return {
@@ -414,12 +409,23 @@ class Run {
     connection: ProviderConnection,
     input: TaskOutput | undefined,
   ): Promise<Outcome | TransportError | undefined> {
+    if (!task.active) return undefined;
     const stream =
       !task.outputStreamRefused &&
       (task.streamsTo.length > 0 || plain.stream === true) &&
       streamsOutput(connection.acmp);
     if (stream) task.sequencer ??= new ChunkSequencer();
     const params = invokeParams(task, plain, input, stream);
+    // The deadline counts from the first invoke sent (Layer 1 §3.1: the window in which its result must arrive), not
+    // from the provider's start-up; retries and fallbacks stay within it.
+    if (task.deadline === undefined) {
+      const timeoutMs =
+        typeof plain.timeout_ms === 'number' && plain.timeout_ms > 0 ? plain.timeout_ms : DEFAULT_TIMEOUT_MS;
+      task.deadline = setTimeout(
+        () => this.fail(task, { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${timeoutMs} ms)` }),
+        timeoutMs,
+      );
+    }
     task.inFlight = connection;
     task.providerId = connection.providerId;
     const window = livenessWindow(connection.acmp);

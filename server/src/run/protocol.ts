@@ -114,11 +114,15 @@ export class AcmpError extends Error implements TaskError {
 
 /**
  * The connection failed before an answer came (process exited, socket closed, HTTP request failed): the invoke may
- * be sent again with the same task_id, which the provider treats as an idempotency key (Layer 1 §3.1.1).
+ * be sent again with the same task_id, which the provider treats as an idempotency key (Layer 1 §3.1.1), unless
+ * `retryable` is false: the failure would only come again (a message over the size limit).
  */
 export class TransportError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  readonly retryable: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; retryable?: boolean }) {
     super(message, options);
     this.name = 'TransportError';
+    this.retryable = options?.retryable ?? true;
   }
 }
