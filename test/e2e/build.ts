@@ -4,9 +4,13 @@ import { join, resolve } from 'node:path';
 import * as esbuild from 'esbuild';
 
 export const root = resolve(__dirname, '../..');
-/** The folder the test window opens: the diagnostics fixtures with their expectations. */
+/** The folder the trusted test window opens: the diagnostics fixtures with their expectations. */
 export const workspace = join(root, 'test', 'fixtures', 'diagnostics');
-export const suiteFile = join(root, 'out', 'e2e', 'suite', 'index.js');
+const suiteDir = join(root, 'out', 'e2e', 'suite');
+/** The suite for a trusted window. */
+export const suiteFile = join(suiteDir, 'index.js');
+/** The suite for a window in Restricted Mode (test/e2e/suite/untrusted.ts). */
+export const untrustedSuiteFile = join(suiteDir, 'untrusted.js');
 
 export class Failure extends Error {}
 
@@ -19,12 +23,12 @@ export function run(
   if (result.status !== 0) throw new Failure(`${command} ${args.join(' ')} failed (exit ${String(result.status)})`);
 }
 
-/** Builds the extension (`npm run build`) and bundles the suite (mocha and vscode stay outside). */
+/** Builds the extension (`npm run build`) and bundles each suite entry (mocha and vscode stay outside). */
 export async function buildExtensionAndSuite(): Promise<void> {
   run('npm', ['run', 'build'], { cwd: root });
   await esbuild.build({
-    entryPoints: [join(root, 'test', 'e2e', 'suite', 'index.ts')],
-    outfile: suiteFile,
+    entryPoints: ['index.ts', 'untrusted.ts'].map((entry) => join(root, 'test', 'e2e', 'suite', entry)),
+    outdir: suiteDir,
     bundle: true,
     platform: 'node',
     format: 'cjs',

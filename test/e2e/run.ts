@@ -2,6 +2,8 @@
 // the VS Code is code-server from the npm registry (4.139.1 = VS Code 1.139.1, which needs Node 24, also from the
 // registry), driven by Debian's Chromium through playwright-core. The suite reaches the workbench through its URL
 // payload (`--vscode-option enable-smoke-test-driver`) and reports its exit code through `codeAutomationExit`.
+// Two phases, each a fresh code-server and browser profile: the main suite in a trusted window, then a small suite
+// in a window that opens a folder in Restricted Mode (`npm run test:e2e -- untrusted` runs one phase only).
 // Everything is installed into .cache/e2e once and reused; every process started here is stopped, even on failure.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -9,13 +11,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { format } from 'node:util';
 import { chromium } from 'playwright-core';
-import { Failure, buildExtensionAndSuite, root, run, suiteFile, workspace } from './build';
+import type { ProviderConfig } from '../../server/src/protocol/settings';
+import { Failure, buildExtensionAndSuite, root, run, suiteFile, untrustedSuiteFile, workspace } from './build';
 import { freePort } from '../support/system';
 
 const CODE_SERVER = '4.139.1';
 const NODE = '24.22.3';
 const CHROMIUM = '/usr/bin/chromium';
-/** The whole suite, window start-up included, must finish within this. */
+/** Each phase's suite, window start-up included, must finish within this. */
 const SUITE_DEADLINE_MS = 5 * 60_000;
 
 const cache = join(root, '.cache', 'e2e');
@@ -76,8 +79,55 @@ function ensureCodeServer(): string {
   return entry;
 }
 
-/** Starts code-server in its own process group; resolves once it listens. */
-function startCodeServer(entry: string, port: number, scratch: string): Promise<ChildProcess> {
+/** One window of the suite: which entry runs, on which folder, trusted or not. */
+interface Phase {
+  readonly name: string;
+  /** The entry VS Code runs (`extensionTestsPath`). */
+  readonly suite: string;
+  /** false: workspace trust stays on, and the folder, new to a fresh profile, opens in Restricted Mode. */
+  readonly trusted: boolean;
+  /** The folder the window opens and the extension host's extra environment, made in the phase's `scratch`. */
+  prepare(scratch: string): { folder: string; env: Record<string, string> };
+}
+
+/**
+ * A folder no profile has trusted, whose settings name a stdio provider that writes a marker file when started;
+ * the suite looks for the marker (outside the folder) at ACMP_E2E_PROVIDER_MARKER.
+ */
+function untrustedWorkspace(scratch: string): { folder: string; env: Record<string, string> } {
+  const folder = join(scratch, 'workspace');
+  const marker = join(scratch, 'provider-ran');
+  const provider: ProviderConfig = {
+    id: 'marker',
+    transport: 'stdio',
+    command: process.execPath,
+    args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`],
+  };
+  mkdirSync(join(folder, '.vscode'), { recursive: true });
+  writeFileSync(join(folder, '.vscode', 'settings.json'), JSON.stringify({ 'acmp.providers': [provider] }, null, 2));
+  return { folder, env: { ACMP_E2E_PROVIDER_MARKER: marker } };
+}
+
+const PHASES: readonly Phase[] = [
+  {
+    name: 'trusted',
+    suite: suiteFile,
+    trusted: true,
+    prepare: () => ({ folder: workspace, env: { ACMP_E2E_SCREENSHOT: screenshot } }),
+  },
+  { name: 'untrusted', suite: untrustedSuiteFile, trusted: false, prepare: untrustedWorkspace },
+];
+
+/**
+ * Starts code-server in its own process group; resolves once it listens. The environment reaches the extension
+ * host, hence the suite.
+ */
+function startCodeServer(
+  entry: string,
+  port: number,
+  scratch: string,
+  { trusted, env }: { trusted: boolean; env: Record<string, string> },
+): Promise<ChildProcess> {
   const child = spawn(
     join(nodeBin, 'node'),
     [
@@ -88,7 +138,7 @@ function startCodeServer(entry: string, port: number, scratch: string): Promise<
       'none',
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(trusted ? ['--disable-workspace-trust'] : []),
       '--ignore-last-opened',
       '--user-data-dir',
       join(scratch, 'user-data'),
@@ -107,7 +157,7 @@ function startCodeServer(entry: string, port: number, scratch: string): Promise<
         XDG_DATA_HOME: join(scratch, 'data'),
         XDG_CACHE_HOME: join(scratch, 'cache'),
         TMPDIR: join(scratch, 'tmp'),
-        ACMP_E2E_SCREENSHOT: screenshot,
+        ...env,
       },
     },
   );
@@ -137,23 +187,27 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-async function main(): Promise<number> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Failure(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`);
-  }
-  const entry = ensureCodeServer();
-  await buildExtensionAndSuite();
-
-  mkdirSync(dirname(screenshot), { recursive: true });
-  const scratch = mkdtempSync(join(tmpdir(), 'acmp-e2e-'));
+/** Runs one phase in a fresh code-server and browser profile; resolves with its suite's exit code. */
+async function runPhase(entry: string, phase: Phase): Promise<number> {
+  const scratch = mkdtempSync(join(tmpdir(), `acmp-e2e-${phase.name}-`));
   for (const folder of ['user-data', 'extensions', 'config', 'data', 'cache', 'tmp', 'chromium']) {
     mkdirSync(join(scratch, folder));
   }
+  if (!phase.trusted) {
+    // Trust is VS Code's default, stated here so that a changed default cannot make the phase trusted; without
+    // `startupPrompt: never` the window would wait for an answer to its "Do you trust the authors" dialog.
+    mkdirSync(join(scratch, 'user-data', 'User'));
+    writeFileSync(
+      join(scratch, 'user-data', 'User', 'settings.json'),
+      JSON.stringify({ 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never' }),
+    );
+  }
+  const { folder, env } = phase.prepare(scratch);
   const port = await freePort();
   let server: ChildProcess | undefined;
   let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
   try {
-    server = await startCodeServer(entry, port, scratch);
+    server = await startCodeServer(entry, port, scratch, { trusted: phase.trusted, env });
     browser = await chromium.launchPersistentContext(join(scratch, 'chromium'), {
       executablePath: CHROMIUM,
       headless: true,
@@ -173,12 +227,12 @@ async function main(): Promise<number> {
     const remote = (path: string): string => `vscode-remote://127.0.0.1:${port}${path}`;
     const payload = [
       ['extensionDevelopmentPath', remote(root)],
-      ['extensionTestsPath', remote(suiteFile)],
+      ['extensionTestsPath', remote(phase.suite)],
       ['skipWelcome', 'true'],
     ];
     const exitCode = new Promise<number>((resolveExit, reject) => {
       const timer = setTimeout(
-        () => reject(new Failure(`the suite did not finish within ${SUITE_DEADLINE_MS / 1000} s`)),
+        () => reject(new Failure(`the ${phase.name} suite did not finish within ${SUITE_DEADLINE_MS / 1000} s`)),
         SUITE_DEADLINE_MS,
       );
       void page.exposeFunction('codeAutomationExit', (code: number) => {
@@ -200,16 +254,40 @@ async function main(): Promise<number> {
           .then(() => writeFileSync(`${file}.done`, ''));
       }
     });
-    const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     await page.goto(url);
-    const code = await exitCode;
-    console.log(`e2e: suite exit code ${code}; screenshots in ${dirname(screenshot)}`);
-    return code;
+    return await exitCode;
   } finally {
     await browser?.close();
     if (server !== undefined) await stop(server);
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+async function main(): Promise<number> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Failure(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`);
+  }
+  const named = process.argv.slice(2);
+  const unknown = named.filter((name) => !PHASES.some((phase) => phase.name === name));
+  if (unknown.length > 0) {
+    throw new Failure(`no phase ${unknown.join(', ')}; the phases: ${PHASES.map((phase) => phase.name).join(', ')}`);
+  }
+  const phases = named.length === 0 ? PHASES : PHASES.filter((phase) => named.includes(phase.name));
+  const entry = ensureCodeServer();
+  await buildExtensionAndSuite();
+  mkdirSync(dirname(screenshot), { recursive: true });
+
+  // Every phase runs, so that one failing does not hide the other's result.
+  let failed = 0;
+  for (const phase of phases) {
+    const started = Date.now();
+    const code = await runPhase(entry, phase);
+    console.log(`e2e: ${phase.name} phase: exit code ${code} after ${Math.round((Date.now() - started) / 1000)} s`);
+    if (code !== 0) failed = code;
+  }
+  console.log(`e2e: screenshots in ${dirname(screenshot)}`);
+  return failed;
 }
 
 main()
