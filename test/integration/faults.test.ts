@@ -359,35 +359,38 @@ async function websocketProvider(output: Json) {
 const OVER_LIMIT = 'x'.repeat(11 * 1024 * 1024);
 const UNDER_LIMIT = 'x'.repeat(6 * 1024 * 1024);
 
+/** Providers whose answer to task_a is one message over the limit, each on its transport. */
+const OVERSIZED_ANSWERS = [
+  {
+    name: 'HTTP, a JSON answer over 10 MiB',
+    transport: 'http',
+    start: () =>
+      httpProvider((invoke) => ({ type: 'json', body: invokeAnswer(invoke, { type: 'text', data: OVER_LIMIT }) })),
+  },
+  {
+    name: 'HTTP, an SSE event over 10 MiB',
+    transport: 'http',
+    start: () =>
+      httpProvider((invoke) => ({ type: 'sse', body: sse(invokeAnswer(invoke, { type: 'text', data: OVER_LIMIT })) })),
+  },
+  {
+    name: 'WebSocket, a frame over 10 MiB',
+    transport: 'websocket',
+    start: () => websocketProvider({ type: 'text', data: OVER_LIMIT }),
+  },
+];
+
 describe('a message over the size limit, on every transport', { concurrency: false }, () => {
-  test('HTTP, a JSON answer over 10 MiB: a clear error, the invoke not sent again', LIMIT, async (t) => {
-    const provider = await httpProvider((invoke) => ({
-      type: 'json',
-      body: invokeAnswer(invoke, { type: 'text', data: OVER_LIMIT }),
-    }));
-    try {
+  for (const { name, transport, start } of OVERSIZED_ANSWERS) {
+    test(`${name}: a clear error, the downstream cancelled, the invoke not sent again`, LIMIT, async (t) => {
+      const provider = await start();
+      t.after(provider.close);
       const { report } = await run(t, pipeline(), provider.config);
-      assertFailed(report, ACMP_ERRORS.internal, tooLarge('http-provider', 'http'));
+      assertFailed(report, ACMP_ERRORS.internal, tooLarge(provider.config.id, transport));
       assertDownstreamCancelled(report);
       assert.deepEqual(provider.invokes, [taskIn(report, 'task_a').wire_task_id]);
-    } finally {
-      await provider.close();
-    }
-  });
-
-  test('HTTP, an SSE event over 10 MiB: the same error', LIMIT, async (t) => {
-    const provider = await httpProvider((invoke) => ({
-      type: 'sse',
-      body: sse(invokeAnswer(invoke, { type: 'text', data: OVER_LIMIT })),
-    }));
-    try {
-      const { report } = await run(t, pipeline(), provider.config);
-      assertFailed(report, ACMP_ERRORS.internal, tooLarge('http-provider', 'http'));
-      assert.deepEqual(provider.invokes, [taskIn(report, 'task_a').wire_task_id]);
-    } finally {
-      await provider.close();
-    }
-  });
+    });
+  }
 
   test('HTTP, an SSE stream over 10 MiB in events under it: the output streams whole', LIMIT, async (t) => {
     const provider = await httpProvider((invoke) => ({
@@ -402,23 +405,9 @@ describe('a message over the size limit, on every transport', { concurrency: fal
         }),
       ),
     }));
-    try {
-      const { report } = await run(t, pipeline({ streamEligible: true }), provider.config);
-      assert.equal(report.status, 'completed');
-      assert.deepEqual(taskIn(report, 'task_b').output, { type: 'text', data: UNDER_LIMIT + UNDER_LIMIT });
-    } finally {
-      await provider.close();
-    }
-  });
-
-  test('WebSocket, a frame over 10 MiB: the same error', LIMIT, async (t) => {
-    const provider = await websocketProvider({ type: 'text', data: OVER_LIMIT });
-    try {
-      const { report } = await run(t, pipeline(), provider.config);
-      assertFailed(report, ACMP_ERRORS.internal, tooLarge('ws-provider', 'websocket'));
-      assert.deepEqual(provider.invokes, [taskIn(report, 'task_a').wire_task_id]);
-    } finally {
-      await provider.close();
-    }
+    t.after(provider.close);
+    const { report } = await run(t, pipeline({ streamEligible: true }), provider.config);
+    assert.equal(report.status, 'completed');
+    assert.deepEqual(taskIn(report, 'task_b').output, { type: 'text', data: UNDER_LIMIT + UNDER_LIMIT });
   });
 });
