@@ -255,6 +255,20 @@ describe('acmp-dag serve --stdio', { timeout: SUITE_TIMEOUT_MS }, () => {
     });
   });
 
+  test('a message over 10 MiB ends the session, and stderr says why', async () => {
+    const child = spawn(config.command!, config.args!, { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    // The process stops reading mid-line: the rest of the write fails, as it would for any buyer.
+    child.stdin.on('error', () => undefined);
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const input = { type: 'text', data: 'x'.repeat(11 * 1024 * 1024) };
+    const invoke = { task_id: freshId(), capability: 'echo', input };
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'acmp/invoke', params: invoke }) + '\n');
+    await exited;
+    assert.equal(stderr, 'acmp-dag serve: the buyer sent a message over the 10 MiB limit; the session ends\n');
+  });
+
   test('closing the connection ends the invoke in flight with a TransportError and the process', async () => {
     let pending: Promise<unknown> | undefined;
     await withConnection(config, (connection) => {

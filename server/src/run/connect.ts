@@ -33,7 +33,7 @@ import {
   firstIssue,
   readAcmpCapability,
 } from './schemas';
-import { MAX_MESSAGE_BYTES, OVERSIZED, limitedFetch } from './messageLimit';
+import { MAX_MESSAGE_BYTES, OVERSIZED, isStdioOverflow, limitedFetch } from './messageLimit';
 import type { Connector, InvokeHandlers, ProviderConnection } from './types';
 import { WebSocketTransport } from './websocketTransport';
 
@@ -347,9 +347,7 @@ function stdioTransport(provider: ProviderConfig, token: string | undefined, red
     const tail = redact(stderr.trim());
     return tail === '' ? 'the process exited' : `the process exited; its stderr ends with: ${tail}`;
   };
-  // The SDK's read buffer says so only in its error's text (a fault test holds this wording).
-  const oversized = (error: Error) => error.message.startsWith('ReadBuffer exceeded maximum size');
-  return { transport, closedReason, oversized };
+  return { transport, closedReason, oversized: isStdioOverflow };
 }
 
 function urlOf(provider: ProviderConfig): URL {

@@ -7,6 +7,9 @@ export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** What an error says of the limit, in the user's terms. */
 export const OVERSIZED = `sent a message over the ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB limit`;
 
+/** Whether an error of the MCP SDK's stdio transports is its read buffer's overflow, which it tells only in text. */
+export const isStdioOverflow = (error: Error): boolean => error.message.startsWith('ReadBuffer exceeded maximum size');
+
 const LF = 0x0a;
 const CR = 0x0d;
 

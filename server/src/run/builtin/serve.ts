@@ -8,6 +8,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Notification, Request, Result, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { OVERSIZED, isStdioOverflow } from '../messageLimit';
 import { ACMP_VERSION, AcmpError, METHODS } from '../protocol';
 import { CancelParamsSchema, ChunkParamsSchema, InvokeParamsSchema, firstIssue } from '../schemas';
 import { BuiltinProvider, INVALID_PARAMS } from './provider';
@@ -51,6 +52,11 @@ export async function serveStdio(): Promise<void> {
   const provider = new BuiltinProvider();
   const server = createAcmpServer(provider);
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
+  // On stderr the buyer's error quotes it: the SDK ends the session on an oversized message without a word.
+  server.onerror = (error) =>
+    process.stderr.write(
+      `acmp-dag serve: ${isStdioOverflow(error) ? `the buyer ${OVERSIZED}; the session ends` : error.message}\n`,
+    );
   await server.connect(new StdioServerTransport());
   // The SDK's stdio transport does not watch for the end of stdin: the buyer closing it ends the session.
   process.stdin.once('end', () => void server.close());
