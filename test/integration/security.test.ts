@@ -30,9 +30,12 @@ const TOKEN_ENV = 'ACMP_SECURITY_TEST_TOKEN';
 const scratch = mkdtempSync(join(tmpdir(), 'acmp-security-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Providers that each get a token and fail: one quotes it in its error answer, one on stderr as it crashes. */
+/**
+ * Providers that each get a token and fail: one quotes it in its error answer, one on stderr as it crashes, one in a
+ * message that is not JSON-RPC.
+ */
 const stdioProviders = (tokenEnv?: string): ProviderConfig[] =>
-  ['token-answer', 'token-crash'].map((capability) => ({
+  ['token-answer', 'token-crash', 'token-garbage'].map((capability) => ({
     id: capability,
     transport: 'stdio',
     command: process.execPath,
@@ -41,7 +44,7 @@ const stdioProviders = (tokenEnv?: string): ProviderConfig[] =>
     ...(tokenEnv === undefined ? {} : { tokenEnv }),
   }));
 
-/** One task that completes on the built-in provider and three that fail on providers holding a token. */
+/** One task that completes on the built-in provider and four that fail on providers holding a token. */
 const TOKEN_DAG = JSON.stringify(
   {
     dag_id: 'dag_tokens',
@@ -49,6 +52,7 @@ const TOKEN_DAG = JSON.stringify(
       { task_id: 'task_fine', capability: 'echo', input: { type: 'text', data: 'fine' } },
       { task_id: 'task_answer', capability: 'token-answer', input: { type: 'text', data: 'answer' } },
       { task_id: 'task_crash', capability: 'token-crash', input: { type: 'text', data: 'crash' } },
+      { task_id: 'task_garbage', capability: 'token-garbage', input: { type: 'text', data: 'garbage' } },
       { task_id: 'task_remote', capability: 'token-remote', input: { type: 'text', data: 'remote' } },
     ],
     edges: [],
@@ -61,9 +65,12 @@ const TOKEN_DAG = JSON.stringify(
 function assertTokensWereQuotedAndBlanked(report: RunReport): void {
   const byId = new Map(report.tasks.map((task) => [task.task_id, task]));
   assert.equal(byId.get('task_fine')?.state, 'completed');
-  for (const id of ['task_answer', 'task_crash', 'task_remote']) assert.equal(byId.get(id)?.state, 'failed', id);
+  for (const id of ['task_answer', 'task_crash', 'task_garbage', 'task_remote']) {
+    assert.equal(byId.get(id)?.state, 'failed', id);
+  }
   assert.match(byId.get('task_answer')?.error?.message ?? '', /the token \[token\] is not accepted/);
   assert.match(byId.get('task_crash')?.error?.message ?? '', /ACMP_TOKEN=\[token\]/);
+  assert.match(byId.get('task_garbage')?.error?.message ?? '', /not JSON-RPC: Unrecognized key: "\[token\]"/);
 }
 
 function assertNoToken(output: string, where: string): void {

@@ -21,6 +21,8 @@ const CONCURRENCY = 16;
 const WARM_UP_DOCUMENTS = 200;
 /** What resident memory may grow by over the run once every document is closed: far below a leak of 2,000 of them. */
 const SETTLED_MARGIN_BYTES = 150 * 1024 * 1024;
+/** What the heap in use after a full collection may grow by: a document kept per close (about 5 KB each) exceeds it. */
+const SETTLED_HEAP_BYTES = 4 * 1024 * 1024;
 
 /** A seeded generator (mulberry32): the same documents and positions on every run. */
 function seeded(seed: number): () => number {
@@ -71,7 +73,7 @@ describe('the language server survives', () => {
   let session: LspSession;
   const logged: string[] = [];
   before(async () => {
-    session = await startLspSession({});
+    session = await startLspSession({}, { heapProbe: true });
     session.connection.onNotification('window/logMessage', ({ message }: { message: string }) => logged.push(message));
   });
   after(() => session.stop());
@@ -111,14 +113,21 @@ describe('the language server survives', () => {
     const pid = session.process.pid!;
     await exerciseAll(0, WARM_UP_DOCUMENTS);
     const warm = residentBytes(pid);
+    const warmHeap = await session.heapUsed();
     await exerciseAll(WARM_UP_DOCUMENTS, DOCUMENTS);
     const end = residentBytes(pid);
+    const endHeap = await session.heapUsed();
     console.log(
       `server resident memory: ${megabytes(warm)} after ${WARM_UP_DOCUMENTS} documents, ` +
-        `${megabytes(end)} after ${DOCUMENTS} (all closed), growth ${megabytes(end - warm)}`,
+        `${megabytes(end)} after ${DOCUMENTS} (all closed), growth ${megabytes(end - warm)}; ` +
+        `heap after a full collection ${megabytes(warmHeap)}, then ${megabytes(endHeap)}`,
     );
     assert.equal(session.process.exitCode, null, 'the server is still running');
     assert.ok(end < warm + SETTLED_MARGIN_BYTES, `memory settles: ${megabytes(end)} < ${megabytes(warm)} + 150 MB`);
+    assert.ok(
+      endHeap < warmHeap + SETTLED_HEAP_BYTES,
+      `the heap settles: ${megabytes(endHeap)} < ${megabytes(warmHeap)} + 4 MB`,
+    );
     assert.deepEqual(
       logged.filter((message) => message.includes('failed')),
       [],

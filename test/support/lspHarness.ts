@@ -19,6 +19,8 @@ export interface FileEvent {
 export interface SessionOptions {
   /** A folder on disk, opened as the workspace (`rootUri` and `workspaceFolders` of `initialize`). */
   readonly workspaceFolder?: string;
+  /** Lets `heapUsed` ask the server for its heap (node --expose-gc, and an IPC channel beside stdio). */
+  readonly heapProbe?: boolean;
 }
 
 export interface PublishDiagnosticsParams {
@@ -30,6 +32,11 @@ export interface PublishDiagnosticsParams {
 /** The bundle `npm run build` makes; ACMP_SERVER_BUNDLE points elsewhere (a separate build while developing). */
 export const SERVER_BUNDLE = process.env.ACMP_SERVER_BUNDLE ?? resolve(__dirname, '../../dist/server.js');
 
+/** Loaded into the server by `heapProbe`: answers each IPC message with its heap in use after a full collection. */
+const HEAP_PROBE = `data:text/javascript,${encodeURIComponent(
+  "process.on('message', () => { globalThis.gc(); process.send(process.memoryUsage().heapUsed); });",
+)}`;
+
 export interface LspSession {
   readonly connection: MessageConnection;
   readonly process: ChildProcess;
@@ -40,14 +47,19 @@ export interface LspSession {
   close(uri: string): Promise<void>;
   /** What the client's file watcher reports. */
   filesChanged(changes: readonly FileEvent[]): Promise<void>;
+  /** The server's heap in use after a full garbage collection, in bytes (with `heapProbe` only). */
+  heapUsed(): Promise<number>;
   stop(): Promise<void>;
 }
 
 export async function startLspSession(configuration: unknown = {}, options: SessionOptions = {}): Promise<LspSession> {
-  const child = spawn(process.execPath, [SERVER_BUNDLE, '--stdio'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const probe = options.heapProbe === true ? ['--expose-gc', '--import', HEAP_PROBE] : [];
+  const child = spawn(process.execPath, [...probe, SERVER_BUNDLE, '--stdio'], {
+    stdio: ['pipe', 'pipe', 'inherit', ...(probe.length > 0 ? (['ipc'] as const) : [])],
+  });
   const connection = createMessageConnection(
-    new StreamMessageReader(child.stdout),
-    new StreamMessageWriter(child.stdin),
+    new StreamMessageReader(child.stdout!),
+    new StreamMessageWriter(child.stdin!),
   );
   const waiters: {
     uri: string;
@@ -91,6 +103,11 @@ export async function startLspSession(configuration: unknown = {}, options: Sess
       }),
     close: (uri) => connection.sendNotification('textDocument/didClose', { textDocument: { uri } }),
     filesChanged: (changes) => connection.sendNotification('workspace/didChangeWatchedFiles', { changes }),
+    heapUsed: () =>
+      new Promise((resolveHeap) => {
+        child.once('message', (bytes: number) => resolveHeap(bytes));
+        child.send('heap');
+      }),
     stop: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       await connection.sendRequest('shutdown');

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { analyzeDag } from '../../server/src/dag/analyze';
+import { dagIndex } from '../../server/src/dag/dagIndex';
 import { parseFieldPath } from '../../server/src/dag/fieldPath';
 
 interface RandomGraph {
@@ -58,20 +59,25 @@ function edgesInComponents({ size, edges }: RandomGraph, { Graph, alg }: Awaited
   return inside;
 }
 
-test('the edges flagged `cycle` are the edges inside strongly connected components (graphlib)', async () => {
+test('the edges flagged `cycle`, and marked by edgesOnCycles, are the edges inside strongly connected components (graphlib)', async () => {
   const library = await graphlib;
   let cyclic = 0;
   fc.assert(
     fc.property(RANDOM_GRAPH, (graph) => {
       const { text, edgeAt } = dagText(graph);
+      const analysis = analyzeDag(text);
       const flagged = new Set(
-        analyzeDag(text)
-          .diagnostics.filter((d) => d.code === 'cycle')
+        analysis.diagnostics
+          .filter((d) => d.code === 'cycle')
           .map((d) => edgeAt.get(d.start) ?? `not on an edge: ${d.start}`),
       );
       const expected = edgesInComponents(graph, library);
       if (expected.size > 0) cyclic++;
       assert.deepEqual([...flagged].sort(), [...expected].sort());
+      // The graph view's marks (acmp/graph) come from the index: the same edges.
+      const marks = dagIndex(analysis.model).edgesOnCycles();
+      const marked = new Set(graph.edges.filter((_, e) => marks[e] === 1).map(([from, to]) => pairKey(from, to)));
+      assert.deepEqual([...marked].sort(), [...expected].sort(), 'edgesOnCycles');
     }),
     { seed: 7005, numRuns: 3000 },
   );

@@ -6,13 +6,33 @@ import { analyzeDag } from '../../server/src/dag/analyze';
 const huge = { limits: { maxTasks: 1e9, maxDepth: 1e9, maxFanOut: 1e9 } };
 const task = (i: number, input: unknown) => ({ task_id: `task_${i}`, capability: 'echo', input });
 
-test('a 20,000-task chain is clean', () => {
-  const n = 20_000;
+/** A chain of `n` tasks, each reading the one before through a reference and an edge. */
+function chain(n: number): string {
   const tasks = Array.from({ length: n }, (_, i) =>
     task(i, i === 0 ? { type: 'text', data: 'x' } : { source: { from_task: `task_${i - 1}` } }),
   );
   const edges = Array.from({ length: n - 1 }, (_, i) => ({ from: `task_${i}`, to: `task_${i + 1}` }));
-  assert.deepEqual(analyzeDag(JSON.stringify({ dag_id: 'dag_chain', tasks, edges }), huge).diagnostics, []);
+  return JSON.stringify({ dag_id: 'dag_chain', tasks, edges });
+}
+
+test('a 20,000-task chain is clean', () => {
+  assert.deepEqual(analyzeDag(chain(20_000), huge).diagnostics, []);
+});
+
+test('the analysis time grows linearly: 8 times the tasks take less than 20 times as long', () => {
+  // Linear work takes about 8 times as long, quadratic work 64 times; the best of 5 runs discounts a busy machine.
+  const fastest = (text: string): number => {
+    let best = Infinity;
+    for (let run = 0; run < 5; run++) {
+      const started = performance.now();
+      analyzeDag(text, huge);
+      best = Math.min(best, performance.now() - started);
+    }
+    return best;
+  };
+  const small = fastest(chain(2_500));
+  const large = fastest(chain(20_000));
+  assert.ok(large < 20 * small, `${large.toFixed(1)} ms for 20,000 tasks, ${small.toFixed(1)} ms for 2,500`);
 });
 
 test('a 20,000-edge cycle marks every edge, with short messages', () => {
