@@ -279,6 +279,8 @@ async function measureOne(
   if (contender === 'analyzeDag') {
     const figure = await measure(() => analyzeDag(text, OPTIONS), iterations);
     const { diagnostics } = analyzeDag(text, OPTIONS);
+    // A limit warning means the analysis stopped early: its time would measure nothing.
+    if (diagnostics.some((d) => d.code === 'limit')) throw new Error(`a limit cut the analysis short at ${size} tasks`);
     return { ...figure, diagnostics: `${diagnostics.length} (${countByCode(diagnostics)})` };
   }
   if (contender === 'JSON.parse') return { ...(await measure(() => JSON.parse(text), iterations)), diagnostics: '' };
