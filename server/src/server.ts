@@ -38,6 +38,7 @@ export function startServer(connection: Connection): void {
   const documents = new TextDocuments(TextDocument);
   const analyses = new AnalysisCache();
   let canPullConfiguration = false;
+  let followsFolders = false;
   const settingsCache = new Map<string, Promise<Settings>>();
 
   const settingsFor = (uri: string): Promise<Settings> => {
@@ -64,14 +65,23 @@ export function startServer(connection: Connection): void {
   connection.onInitialize((params) => {
     canPullConfiguration = params.capabilities.workspace?.configuration === true;
     context.workspace.setFolders(params);
-    const capabilities: ServerCapabilities = { textDocumentSync: TextDocumentSyncKind.Incremental };
+    followsFolders = params.capabilities.workspace?.workspaceFolders === true;
+    const capabilities: ServerCapabilities = {
+      textDocumentSync: TextDocumentSyncKind.Incremental,
+      workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
+    };
     for (const feature of FEATURES) Object.assign(capabilities, feature.capabilities);
     return { capabilities, serverInfo: { name: 'acmp-dag-language-server', version: '0.1.0' } };
   });
 
   const diagnostics = registerDiagnostics(context);
   for (const feature of FEATURES) feature.register(context);
-  connection.onInitialized(() => context.workspace.scanInBackground());
+  connection.onInitialized(() => {
+    context.workspace.scanInBackground();
+    // The library refuses the handler when the client cannot send the notification.
+    if (followsFolders)
+      connection.workspace.onDidChangeWorkspaceFolders((event) => context.workspace.foldersChanged(event));
+  });
   connection.onDidChangeWatchedFiles(({ changes }) => context.workspace.filesChanged(changes));
   documents.onDidClose((event) => {
     settingsCache.delete(event.document.uri);

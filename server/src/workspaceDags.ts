@@ -1,6 +1,6 @@
 // The DAG files of the workspace folders, open in the editor or not: their task ids and capabilities, for
 // capability completion and workspace symbols. Scanned from disk once after `initialized`, kept current by the
-// client's file watcher; open documents are read from the editor instead.
+// client's file watcher and its workspace folder changes; open documents are read from the editor instead.
 import type { Dirent } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
@@ -11,6 +11,7 @@ import {
   FileChangeType,
   type InitializeParams,
   type TextDocuments,
+  type WorkspaceFoldersChangeEvent,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Range } from 'vscode-languageserver-types';
@@ -49,6 +50,10 @@ function pathOf(uri: string): string | undefined {
     return undefined;
   }
 }
+
+/** The file system paths of the `file:` folders among `folders`. */
+const pathsOf = (folders: readonly { uri: string }[]): string[] =>
+  folders.map((folder) => pathOf(folder.uri)).filter((path) => path !== undefined);
 
 function summarise(uri: string, document: TextDocument, analysis: DagAnalysis): WorkspaceDagFile {
   const tasks: WorkspaceTask[] = [];
@@ -117,14 +122,27 @@ export class WorkspaceDags {
     private readonly analyses: AnalysisCache,
   ) {
     this.updates = new Promise<void>((resolve) => (this.startScan = resolve)).then(() =>
-      this.update(() => this.scan()),
+      this.update(() => this.scan(this.folders)),
     );
   }
 
   /** Takes the folders to scan from `initialize`: its workspace folders, else its root. */
   setFolders(params: InitializeParams): void {
-    const uris = params.workspaceFolders?.map((folder) => folder.uri) ?? (params.rootUri ? [params.rootUri] : []);
-    this.folders = uris.map(pathOf).filter((path) => path !== undefined);
+    this.folders = pathsOf(params.workspaceFolders ?? (params.rootUri ? [{ uri: params.rootUri }] : []));
+  }
+
+  /** Follows folders added to and removed from the workspace after the start, after every earlier update. */
+  foldersChanged({ added, removed }: WorkspaceFoldersChangeEvent): void {
+    this.updates = this.updates.then(() =>
+      this.update(async () => {
+        const gone = new Set(pathsOf(removed));
+        const fresh = pathsOf(added).filter((path) => !this.folders.includes(path));
+        this.folders = [...this.folders.filter((path) => !gone.has(path)), ...fresh];
+        // A file stays while another folder still holds it.
+        for (const path of [...this.onDisk.keys()]) if (!this.isScanned(path)) this.onDisk.delete(path);
+        await this.scan(fresh);
+      }),
+    );
   }
 
   /** Starts the first scan in the background (after `initialized`). */
@@ -165,8 +183,10 @@ export class WorkspaceDags {
     }
   }
 
-  private async scan(): Promise<void> {
-    for (const path of await findDagFiles(this.folders)) await this.read(path);
+  private async scan(folders: readonly string[]): Promise<void> {
+    for (const path of await findDagFiles(folders)) {
+      if (this.onDisk.has(path) || this.onDisk.size < MAX_WORKSPACE_FILES) await this.read(path);
+    }
   }
 
   private async apply(changes: readonly FileEvent[]): Promise<void> {

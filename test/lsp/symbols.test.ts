@@ -285,3 +285,38 @@ describe('workspace symbols: bounds', () => {
     }
   });
 });
+
+describe('workspace symbols: folders added to and removed from the workspace', () => {
+  const first = mkdtempSync(join(tmpdir(), 'acmp-symbols-first-'));
+  const second = mkdtempSync(join(tmpdir(), 'acmp-symbols-second-'));
+  const folderOf = (path: string) => ({ uri: pathToFileURL(path).href, name: path });
+  after(() => [first, second].forEach((folder) => rmSync(folder, { recursive: true, force: true })));
+
+  test('the files of an added folder are found, those of a removed folder forgotten', async () => {
+    const one = (dagId: string, taskId: string) =>
+      JSON.stringify({ dag_id: dagId, tasks: [{ task_id: taskId, capability: 'echo' }], edges: [] });
+    writeFileSync(join(first, 'first.acmp-dag.json'), one('dag_first', 'task_in_first'));
+    writeFileSync(join(second, 'second.acmp-dag.json'), one('dag_second', 'task_in_second'));
+    const session = await startLspSession({}, { workspaceFolder: first });
+    const symbols = async () =>
+      (await session.connection.sendRequest<SymbolInformation[]>('workspace/symbol', { query: '' }))
+        .map((symbol) => `${symbol.name} in ${symbol.containerName}`)
+        .sort();
+    const foldersChanged = (added: string[], removed: string[]) =>
+      session.connection.sendNotification('workspace/didChangeWorkspaceFolders', {
+        event: { added: added.map(folderOf), removed: removed.map(folderOf) },
+      });
+    try {
+      assert.deepEqual(await symbols(), ['task_in_first in dag_first']);
+      await foldersChanged([second], []);
+      assert.deepEqual(await symbols(), ['task_in_first in dag_first', 'task_in_second in dag_second']);
+      await foldersChanged([], [first]);
+      assert.deepEqual(await symbols(), ['task_in_second in dag_second']);
+      // The watcher reports files anywhere; only the workspace's folders count.
+      await session.filesChanged([{ uri: pathToFileURL(join(first, 'first.acmp-dag.json')).href, type: 2 }]);
+      assert.deepEqual(await symbols(), ['task_in_second in dag_second']);
+    } finally {
+      await session.stop();
+    }
+  });
+});

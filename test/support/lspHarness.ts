@@ -84,7 +84,7 @@ export async function startLspSession(configuration: unknown = {}, options: Sess
     processId: process.pid,
     rootUri: folders?.[0]?.uri ?? null,
     workspaceFolders: folders,
-    capabilities: { workspace: { configuration: true } },
+    capabilities: { workspace: { configuration: true, workspaceFolders: true } },
   });
   await connection.sendNotification('initialized', {});
 
