@@ -39,7 +39,8 @@ function runContext(run: RunSnapshot): string {
 
 function taskContext(task: TaskSnapshot): string {
   if (task.state === 'pending' || task.state === 'running') return 'task-active';
-  return task.output !== undefined || task.error !== undefined ? 'task-output' : 'task-finished';
+  const shows = task.output !== undefined || task.error !== undefined || task.outputNotKeptBytes !== undefined;
+  return shows ? 'task-output' : 'task-finished';
 }
 
 function runItem({ run, newest }: RunNode): TreeItem {

@@ -3,6 +3,7 @@ import { type Disposable, EventEmitter, type Memento } from 'vscode';
 import type { ProofStatus } from '../../server/src/run/proof';
 import type { TaskError, TaskOutput } from '../../server/src/run/protocol';
 import type { RunEvent, RunReport, RunStatus, TaskState } from '../../server/src/run/types';
+import { storedRuns } from './storedRuns';
 
 export interface TaskSnapshot {
   readonly taskId: string;
@@ -14,6 +15,8 @@ export interface TaskSnapshot {
   readonly costCu?: number;
   readonly tokensUsed?: number;
   readonly output?: TaskOutput;
+  /** The size of an output too large to keep across a window reload (storedRuns.ts), once it was left out. */
+  readonly outputNotKeptBytes?: number;
   readonly error?: TaskError;
   readonly proof?: ProofStatus;
 }
@@ -214,7 +217,7 @@ export class RunsModel implements Disposable {
   private persist(): void {
     // Only finished runs: a running one ends with the window's language server.
     const finished = this.records.filter((run) => run.status !== 'running').map(snapshotOf);
-    void this.storage.update(STORAGE_KEY, finished);
+    void this.storage.update(STORAGE_KEY, storedRuns(finished));
   }
 
   dispose(): void {

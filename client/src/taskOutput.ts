@@ -1,6 +1,7 @@
 // "Show output": a task's output (or error) as a read-only JSON document of its own scheme.
 import { type TextDocumentContentProvider, Uri } from 'vscode';
 import type { RunsModel } from './runs';
+import { outputNotKept } from './storedRuns';
 
 export const TASK_OUTPUT_SCHEME = 'acmp-output';
 
@@ -15,6 +16,9 @@ export class TaskOutputProvider implements TextDocumentContentProvider {
     const taskId = uri.path.slice(1, -'.json'.length);
     const task = this.runs.get(uri.query)?.tasks.find((candidate) => candidate.taskId === taskId);
     const shown = task?.error ?? task?.output;
+    if (shown === undefined && task?.outputNotKeptBytes !== undefined) {
+      return JSON.stringify({ message: outputNotKept(taskId, task.outputNotKeptBytes) }, null, 2) + '\n';
+    }
     if (shown === undefined) return JSON.stringify({ message: `No output of ${taskId} is kept.` }, null, 2);
     return JSON.stringify(shown, null, 2) + '\n';
   }
