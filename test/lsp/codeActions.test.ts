@@ -227,6 +227,27 @@ describe('quick fix: unknown-task', () => {
     assert.equal(fixed, dag('task_fetch'));
     assert.deepEqual((await openText(fixed)).diagnostics, [], 'no dangling edge left behind');
   });
+
+  test("never suggests an id the task's from_tasks already names", async () => {
+    const text = `{
+  "dag_id": "dag_fix",
+  "tasks": [
+    { "task_id": "task_part_1", "capability": "echo", "input": { "type": "text", "data": "a" } },
+    { "task_id": "task_part_2", "capability": "echo", "input": { "type": "text", "data": "b" } },
+    { "task_id": "task_join", "capability": "result-aggregation",
+      "input": { "source": { "from_tasks": ["task_part_1", "task_part_3"] } } }
+  ],
+  "edges": [
+    { "from": "task_part_1", "to": "task_join" },
+    { "from": "task_part_2", "to": "task_join" }
+  ]
+}`;
+    const { actions } = await actionsFor(text, 'unknown-task');
+    assert.deepEqual(
+      actions.map((a) => [a.title, a.isPreferred]),
+      [['Change to "task_part_2"', true]],
+    );
+  });
 });
 
 describe('quick fix: duplicate-edge removes the later edge', () => {

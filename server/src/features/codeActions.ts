@@ -65,11 +65,11 @@ function edgeOn(analysis: DagAnalysis, start: number, end: number): EdgeDeclarat
     : undefined;
 }
 
-/** The task ids close enough to `id` to be what was meant, closest first; never `exclude`. */
-function closestIds(model: DagModel, id: string, exclude: string | undefined): string[] {
+/** The task ids close enough to `id` to be what was meant, closest first; never one of `excluded`. */
+function closestIds(model: DagModel, id: string, excluded: readonly (string | undefined)[]): string[] {
   const scored: { id: string; distance: number }[] = [];
   for (const candidate of model.taskById.keys()) {
-    if (candidate === exclude) continue;
+    if (excluded.includes(candidate)) continue;
     const edits = distance(id, candidate);
     // A typo changes about one character in three at most; farther ids are other tasks, not what was meant.
     if (edits <= Math.max(1, Math.floor(Math.max(id.length, candidate.length) / 3))) {
@@ -149,7 +149,7 @@ function fixDanglingEdge(target: Target): Fix[] {
   // The other end is never suggested: that would make a self-loop.
   const otherEnd = site.end === 'from' ? site.edge.to : site.edge.from;
   return [
-    ...changeTo(closestIds(target.analysis.model, site.node.value, otherEnd), [site.node]),
+    ...changeTo(closestIds(target.analysis.model, site.node.value, [otherEnd]), [site.node]),
     ...removeEdge(target, site.edge, 'Remove edge', false),
   ];
 }
@@ -164,7 +164,9 @@ function fixUnknownTask(target: Target): Fix[] {
     .occurrences(node.value)
     .filter((occurrence) => occurrence.kind === 'edge-from' && task.id !== undefined && occurrence.edge!.to === task.id)
     .map((occurrence) => occurrence.node);
-  return changeTo(closestIds(model, node.value, task.id), [node, ...misspelledEdges]);
+  // Neither the task itself (a self-reference) nor an id its source already names (a duplicate reference).
+  const named = Array.from({ length: task.referenceCount }, (_, position) => task.referencedId(position));
+  return changeTo(closestIds(model, node.value, [task.id, ...named]), [node, ...misspelledEdges]);
 }
 
 function renameDuplicateTask(target: Target): Fix[] {
