@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
-import { normalizeSettings } from '../../server/src/protocol/settings';
+import { BUILTIN_CAPABILITIES } from '../../server/src/run/builtin/catalog';
+import { knownCapabilities, normalizeSettings } from '../../server/src/protocol/settings';
 
 const manifest = JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as {
   contributes: { configuration: { properties: Record<string, { default: unknown }> } };
@@ -33,4 +34,17 @@ test('malformed settings fall back to those defaults', () => {
   assert.equal(settings.limits.maxTasks, declared['acmp.limits.maxTasks']!.default);
   assert.equal(settings.run.failurePolicy, declared['acmp.run.failurePolicy']!.default);
   assert.equal(settings.run.maxConcurrency, declared['acmp.run.maxConcurrency']!.default);
+});
+
+test('unknown-capability checks against configured providers only: none configured, or one taking any, is silence', () => {
+  assert.equal(knownCapabilities([]), undefined);
+  assert.equal(knownCapabilities([{ id: 'p', transport: 'stdio', command: 'x' }]), undefined);
+  assert.deepEqual(
+    knownCapabilities([
+      { id: 'p', transport: 'stdio', command: 'x', capabilities: ['summarization'] },
+      { id: 'q', transport: 'http', url: 'http://q', capabilities: ['ocr', 'summarization'] },
+    ]),
+    ['summarization', 'ocr'],
+  );
+  assert.deepEqual(knownCapabilities([{ id: 'b', transport: 'builtin' }]), BUILTIN_CAPABILITIES);
 });

@@ -45,11 +45,12 @@ export function normalizeSettings(raw: unknown): Settings {
 }
 
 /**
- * The capabilities some configured provider offers, or undefined when one of them takes any capability (no list),
- * in which case `unknown-capability` stays silent.
+ * The capabilities the configured providers offer, against which `unknown-capability` warns; undefined, and the
+ * warning silent, when no provider is configured (a file of market capabilities is not wrong for lack of settings) or
+ * when one of them takes any capability (no list).
  */
 export function knownCapabilities(providers: readonly ProviderConfig[]): readonly string[] | undefined {
-  if (providers.length === 0) return BUILTIN_CAPABILITIES;
+  if (providers.length === 0) return undefined;
   const known = new Set<string>();
   for (const provider of providers) {
     const offered =
