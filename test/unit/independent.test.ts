@@ -1,5 +1,5 @@
 // The cycle check and the field-path grammar agree with independent implementations: graphlib's strongly connected
-// components, and a regular expression written from Layer 2 §3.
+// components and acyclicity test, and a regular expression written from Layer 2 §3.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
@@ -59,30 +59,55 @@ function edgesInComponents({ size, edges }: RandomGraph, { Graph, alg }: Awaited
   return inside;
 }
 
-test('the edges flagged `cycle`, and marked by edgesOnCycles, are the edges inside strongly connected components (graphlib)', async () => {
+/** Whether the graph without the `removed` edges has no cycle, by graphlib. */
+function acyclicWithout(
+  { size, edges }: RandomGraph,
+  removed: ReadonlySet<string>,
+  { Graph, alg }: Awaited<typeof graphlib>,
+): boolean {
+  const graph = new Graph({ directed: true });
+  for (let n = 0; n < size; n++) graph.setNode(String(n));
+  for (const [from, to] of edges) {
+    if (from < size && to < size && !removed.has(pairKey(from, to))) graph.setEdge(String(from), String(to));
+  }
+  return alg.isAcyclic(graph);
+}
+
+test('the edges flagged `cycle` break every cycle and lie inside strongly connected components; edgesOnCycles marks all of those (graphlib)', async () => {
   const library = await graphlib;
   let cyclic = 0;
+  let fewer = 0;
   fc.assert(
     fc.property(RANDOM_GRAPH, (graph) => {
       const { text, edgeAt } = dagText(graph);
       const analysis = analyzeDag(text);
-      const flagged = new Set(
-        analysis.diagnostics
-          .filter((d) => d.code === 'cycle')
-          .map((d) => edgeAt.get(d.start) ?? `not on an edge: ${d.start}`),
-      );
+      const flagged = analysis.diagnostics
+        .filter((d) => d.code === 'cycle')
+        .map((d) => edgeAt.get(d.start) ?? `not on an edge: ${d.start}`);
       const expected = edgesInComponents(graph, library);
       if (expected.size > 0) cyclic++;
-      assert.deepEqual([...flagged].sort(), [...expected].sort());
-      // The graph view's marks (acmp/graph) come from the index: the same edges.
+      // One error per cycle to break, each on its own edge: removing the flagged edges leaves no cycle.
+      assert.equal(new Set(flagged).size, flagged.length, 'one error an edge');
+      assert.deepEqual(
+        flagged.filter((edge) => !expected.has(edge)),
+        [],
+        'flagged edges lie on cycles',
+      );
+      assert.ok(acyclicWithout(graph, new Set(flagged), library), 'the flagged edges break every cycle');
+      for (const [from, to] of graph.edges) {
+        if (from === to && from < graph.size) assert.ok(flagged.includes(pairKey(from, to)), 'a self-loop is flagged');
+      }
+      if (flagged.length < expected.size) fewer++;
+      // The graph view's marks (acmp/graph) come from the index: every edge on a cycle.
       const marks = dagIndex(analysis.model).edgesOnCycles();
       const marked = new Set(graph.edges.filter((_, e) => marks[e] === 1).map(([from, to]) => pairKey(from, to)));
       assert.deepEqual([...marked].sort(), [...expected].sort(), 'edgesOnCycles');
     }),
     { seed: 7005, numRuns: 3000 },
   );
-  // The graphs must exercise both answers: some acyclic, many with cycles.
+  // The graphs must exercise both answers (some acyclic, many with cycles), and cycles of several edges.
   assert.ok(cyclic > 1000 && cyclic < 2900, `${cyclic} of 3000 graphs have a cycle`);
+  assert.ok(fewer > cyclic / 5, `${fewer} of ${cyclic} cyclic graphs have fewer cycle errors than edges on cycles`);
 });
 
 /** Layer 2 §3: path := "data" ( "." ident | "[" index "]" )*, ident := [A-Za-z_][A-Za-z0-9_]*, index := "0" | [1-9][0-9]* */

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { analyzeDag } from '../../server/src/dag/analyze';
+import { dagIndex } from '../../server/src/dag/dagIndex';
 
 const huge = { limits: { maxTasks: 1e9, maxDepth: 1e9, maxFanOut: 1e9 } };
 const task = (i: number, input: unknown) => ({ task_id: `task_${i}`, capability: 'echo', input });
@@ -35,14 +36,27 @@ test('the analysis time grows linearly: 8 times the tasks take less than 20 time
   assert.ok(large < 20 * small, `${large.toFixed(1)} ms for 20,000 tasks, ${small.toFixed(1)} ms for 2,500`);
 });
 
-test('a 20,000-edge cycle marks every edge, with short messages', () => {
+test('a 20,000-edge cycle is one error on the edge that closes it, and the graph view marks every edge', () => {
   const n = 20_000;
   const tasks = Array.from({ length: n }, (_, i) => task(i, { type: 'text', data: 'x' }));
   const edges = Array.from({ length: n }, (_, i) => ({ from: `task_${i}`, to: `task_${(i + 1) % n}` }));
-  const { diagnostics } = analyzeDag(JSON.stringify({ dag_id: 'dag_ring', tasks, edges }), huge);
-  assert.equal(diagnostics.length, n);
-  assert.ok(diagnostics.every((d) => d.code === 'cycle' && d.message.length < 500));
-  assert.match(diagnostics[0]!.message, /task_0 → task_1 → .*more.* → task_0/);
+  const text = JSON.stringify({ dag_id: 'dag_ring', tasks, edges });
+  const { diagnostics, model } = analyzeDag(text, huge);
+  assert.deepEqual(
+    diagnostics.map((d) => [d.code, text.slice(d.start, d.end)]),
+    [['cycle', JSON.stringify(edges[n - 1])]],
+  );
+  assert.ok(diagnostics[0]!.message.length < 500);
+  assert.match(
+    diagnostics[0]!.message,
+    /task_0 → task_1 → task_2 → … \(19995 more\) … → task_19998 → task_19999 → task_0/,
+  );
+  assert.equal(diagnostics[0]!.related!.length, 20);
+  assert.ok(
+    dagIndex(model)
+      .edgesOnCycles()
+      .every((mark) => mark === 1),
+  );
 });
 
 test('input data nested 50,000 deep is fine, and its truncation is one syntax error', () => {

@@ -1,7 +1,7 @@
 // The checks of Layer 2 beyond the schema: task shapes, field paths, references, edges and the graph.
 import type { DiagnosticCode, RelatedSpan, Severity } from './diagnostic';
 import { parseFieldPath } from './fieldPath';
-import { type Adjacency, adjacency, bfsWithin, depths, stronglyConnectedComponents } from './graph';
+import { type Adjacency, adjacency, depths, stronglyConnectedComponents } from './graph';
 import type { JsonNode, StringNode } from './json';
 import { type DagModel, type EdgeDeclaration, type SourceForm, type TaskDeclaration, taskLabel } from './model';
 
@@ -36,14 +36,24 @@ const span = (node: JsonNode, message: string): RelatedSpan => ({
 /** Layer 2's id form: `prefix` and then at least one character, the `<random>` part. */
 const hasIdForm = (id: string, prefix: string): boolean => id.length > prefix.length && id.startsWith(prefix);
 
-/** A `task_id`-like string: the id and its quotes, as a person reads it. */
+/** A string of the text with its quotes, as a person reads it. */
 const quoted = (node: StringNode): string => JSON.stringify(node.value);
+
+/** How messages name a task: as `taskLabel` does, but an empty id by the task's position, not as `""`. */
+const taskName = (task: TaskDeclaration): string =>
+  task.id === '' ? `#${task.index + 1} (empty task_id)` : taskLabel(task);
+
+/** A string value as messages name it: in quotes, or, when empty, as "an empty <what>" (`""` is easily misread). */
+const named = (value: string, what: string): string => (value === '' ? `an empty ${what}` : JSON.stringify(value));
+
+const quotedId = (id: string): string => named(id, 'task id');
 
 export function runChecks(model: DagModel, options: CheckOptions, emit: Emit): void {
   checkIds(model, emit);
   for (let t = 0; t < model.tasks.length; t++) checkTaskShape(model.tasks[t]!, options, emit);
   const graph = resolveGraph(model, emit);
   checkReferences(model, graph, emit);
+  reportUnpairedDangling(graph, emit);
   checkGraph(model, graph, options.limits, emit);
 }
 
@@ -54,7 +64,9 @@ function checkIds(model: DagModel, emit: Emit): void {
       'id-format',
       'information',
       model.dagIdNode!,
-      `dag_id ${JSON.stringify(dagId)} is not of the form dag_<random> (Layer 2 §3).`,
+      dagId === ''
+        ? 'The dag_id is empty: give the DAG an id of the form dag_<random> (Layer 2 §3).'
+        : `The dag_id ${JSON.stringify(dagId)} is not of the form dag_<random> (Layer 2 §3): rename it, e.g. to ${JSON.stringify(`dag_${dagId}`)}.`,
     );
   }
   // Indexed loops in the per-task checks: for-of allocated an iterator result per task here.
@@ -68,16 +80,18 @@ function checkIds(model: DagModel, emit: Emit): void {
         'duplicate-task-id',
         'error',
         task.idNode!,
-        `Task id ${JSON.stringify(id)} is already declared by task #${first.index + 1}: task ids must be unique; rename this one.`,
-        [span(first.idNode!, `first declaration of ${JSON.stringify(id)}`)],
+        `Task #${task.index + 1} declares the id ${quotedId(id)} again (task #${first.index + 1} declares it first): task ids must be unique; rename this one.`,
+        [span(first.idNode!, `first declaration of ${quotedId(id)}`)],
       );
-    }
-    if (!hasIdForm(id, 'task_')) {
+    } else if (!hasIdForm(id, 'task_')) {
+      // Not on a second declaration: renaming it, as its duplicate-task-id error says, settles the form too.
       emit(
         'id-format',
         'information',
         task.idNode!,
-        `task_id ${JSON.stringify(id)} is not of the form task_<random> (Layer 2 §1).`,
+        id === ''
+          ? `Task #${task.index + 1} has an empty task_id: give it an id of the form task_<random> (Layer 2 §1).`
+          : `The task_id ${JSON.stringify(id)} is not of the form task_<random> (Layer 2 §1): rename it, e.g. to ${JSON.stringify(`task_${id}`)}.`,
       );
     }
     if (task.metadataDagId !== undefined && dagId !== undefined && task.metadataDagId !== dagId) {
@@ -85,7 +99,7 @@ function checkIds(model: DagModel, emit: Emit): void {
         'metadata-dag-id',
         'warning',
         task.metadataDagIdNode!,
-        `metadata.dag_id ${JSON.stringify(task.metadataDagId)} of task ${taskLabel(task)} differs from the file's dag_id ${JSON.stringify(dagId)}: make them equal or remove it.`,
+        `The metadata.dag_id ${named(task.metadataDagId, 'dag_id')} of task ${taskName(task)} differs from the file's dag_id ${named(dagId, 'dag_id')}: make them equal or remove it.`,
         [span(model.dagIdNode!, "the file's dag_id")],
       );
     }
@@ -104,19 +118,19 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
       'input-shape',
       'error',
       task.inputNode!,
-      `The input of task ${taskLabel(task)} has both a literal form (type/data) and a source: keep one of them.`,
+      `The input of task ${taskName(task)} has both a literal form (type/data) and a source: keep one of them.`,
     );
   } else if (task.inputForm === 'neither') {
     emit(
       'input-shape',
       'error',
       task.inputNode!,
-      `The input of task ${taskLabel(task)} is empty: give it a literal {"type", "data"} or a {"source": {...}} reference.`,
+      `The input of task ${taskName(task)} has neither a literal form nor a source: give it a literal {"type", "data"} or a {"source": {...}} reference.`,
     );
   }
   const sourceProblem = SOURCE_SHAPE_PROBLEMS[task.sourceForm];
   if (sourceProblem !== undefined) {
-    emit('source-shape', 'error', task.sourceNode!, `The source of task ${taskLabel(task)} ${sourceProblem}`);
+    emit('source-shape', 'error', task.sourceNode!, `The source of task ${taskName(task)} ${sourceProblem}`);
   }
   if (task.field !== undefined) {
     const parsed = parseFieldPath(task.field);
@@ -131,7 +145,7 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
         'invalid-field-path',
         'error',
         at,
-        `Invalid field path ${quoted(field)} in task ${taskLabel(task)}: ${parsed.message}.`,
+        `The field path ${named(field.value, 'field')} of task ${taskName(task)} is invalid: ${parsed.message}.`,
       );
     }
     if (task.sourceForm === 'many' || task.sourceForm === 'empty' || task.sourceForm === 'both') {
@@ -139,7 +153,7 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
         'from-tasks-field',
         'warning',
         task.fieldNode!,
-        `"field" with "from_tasks" in task ${taskLabel(task)} is not defined by Layer 2: this tool applies it to each referenced output, other orchestrators may not. Prefer a separate task per field.`,
+        `The "field" with "from_tasks" in task ${taskName(task)} is not defined by Layer 2: this tool applies it to each referenced output, other orchestrators may not. Prefer a separate task per field.`,
       );
     }
   }
@@ -151,7 +165,7 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
       'unknown-capability',
       'warning',
       capability,
-      `No configured provider offers capability ${quoted(capability)} (task ${taskLabel(task)}); offered: ${known}. Add a provider for it to acmp.providers or fix the name.`,
+      `No configured provider offers ${named(capability.value, 'capability')} (task ${taskName(task)}); offered: ${known}. Add a provider for it to acmp.providers or fix the name.`,
     );
   }
 }
@@ -175,6 +189,12 @@ interface TaskGraph {
   readonly into: Adjacency;
   readonly declaredFrom: Int32Array;
   readonly declared: readonly EdgeDeclaration[];
+  /**
+   * By graph node, in declaration order: the edges into that task whose `from` names no task, not yet reported. A
+   * reference of the task that lacks its edge takes the first of them (one renamed end, one fault); the rest are
+   * reported alone. Undefined when there are none.
+   */
+  readonly danglingInto: Map<number, EdgeDeclaration[]> | undefined;
 }
 
 /**
@@ -203,12 +223,21 @@ function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
   const declaredTo = new Int32Array(model.edges.length);
   const declared = new Array<EdgeDeclaration>(model.edges.length);
   let count = 0;
+  let danglingInto: Map<number, EdgeDeclaration[]> | undefined;
   for (let e = 0; e < model.edges.length; e++) {
     const edge = model.edges[e]!;
     const source = edge.from === undefined ? undefined : nodeOf(edge.from);
     const target = edge.to === undefined ? undefined : nodeOf(edge.to);
-    if (edge.from !== undefined && source === undefined) reportDangling(edge, 'from', edge.fromNode!, emit);
-    if (edge.to !== undefined && target === undefined) reportDangling(edge, 'to', edge.toNode!, emit);
+    if (edge.from !== undefined && source === undefined) {
+      if (target === undefined) reportDangling(edge, 'from', emit);
+      else {
+        danglingInto ??= new Map();
+        const into = danglingInto.get(target);
+        if (into === undefined) danglingInto.set(target, [edge]);
+        else into.push(edge);
+      }
+    }
+    if (edge.to !== undefined && target === undefined) reportDangling(edge, 'to', emit);
     if (source === undefined || target === undefined) continue;
     declaredFrom[count] = source;
     declaredTo[count] = target;
@@ -265,16 +294,23 @@ function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
     into,
     declaredFrom,
     declared,
+    danglingInto,
   };
 }
 
-function reportDangling(edge: EdgeDeclaration, side: 'from' | 'to', end: StringNode, emit: Emit): void {
+function reportDangling(edge: EdgeDeclaration, side: 'from' | 'to', emit: Emit): void {
+  const end = side === 'from' ? edge.fromNode! : edge.toNode!;
   emit(
     'dangling-edge',
     'error',
     end,
-    `Edge #${edge.index + 1} "${side}" names ${quoted(end)}, but no task has that id: fix the id or remove the edge.`,
+    `Edge #${edge.index + 1} "${side}" names ${quotedId(end.value)}, but no task has that id: change it to an existing task's id or remove the edge.`,
   );
+}
+
+/** The dangling `from` ends that no reference took: each is its own fault. */
+function reportUnpairedDangling(graph: TaskGraph, emit: Emit): void {
+  for (const edges of graph.danglingInto?.values() ?? []) for (const edge of edges) reportDangling(edge, 'from', emit);
 }
 
 /**
@@ -309,28 +345,35 @@ function checkReferences(model: DagModel, graph: TaskGraph, emit: Emit): void {
         streamEdge[source] = d;
       }
     }
-    let streamWarned = false;
+    // A sub-field with from_tasks has its own warning (the same edit, removing the field, settles both).
+    let streamWarned = task.sourceForm !== 'single';
     for (let r = 0; r < task.referenceCount; r++) {
       const id = task.referencedId(r);
       const upstream = sourceNamed(graph, target, id) ?? graph.nodeOf(id);
       if (upstream === undefined) {
+        const reference = task.references[r]!;
         emit(
           'unknown-task',
           'error',
-          task.references[r]!.node,
-          `Task ${taskLabel(task)} references ${quoted(task.references[r]!.node)} in ${task.references[r]!.via}, but no task has that id.`,
+          reference.node,
+          `Task ${taskName(task)} references ${quotedId(id)} in ${reference.via}, but no task has that id: change it to an existing task's id, or add the task.`,
         );
         continue;
       }
       if (task.id === undefined) continue;
-      if (edgeFrom[upstream] !== t) {
+      if (upstream === target) {
         emit(
           'missing-edge',
           'error',
           task.references[r]!.node,
-          `Task ${taskLabel(task)} reads the output of ${quoted(task.references[r]!.node)} but there is no edge {"from": ${quoted(task.references[r]!.node)}, "to": "${task.id}"}: add it (Layer 2 §3).`,
-          [span(graph.nodes[upstream]!.idNode!, `task ${quoted(task.references[r]!.node)}`)],
+          `Task ${taskName(task)} reads its own output, which it cannot: a task cannot depend on itself (Layer 2 §3). Point this reference at an upstream task.`,
         );
+        continue;
+      }
+      if (edgeFrom[upstream] !== t) {
+        reportMissingEdge(graph, task, r, target, emit);
+        // The other references to the same task are settled by the same edit: one diagnostic for them all.
+        edgeFrom[upstream] = t;
       }
       // A streamed edge cannot carry a sub-field (Layer 2 §5).
       if (streamFrom[upstream] === t && !streamWarned && task.field !== undefined && task.field !== 'data') {
@@ -340,7 +383,7 @@ function checkReferences(model: DagModel, graph: TaskGraph, emit: Emit): void {
           'stream-field',
           'warning',
           field,
-          `The edge ${quoted(task.references[r]!.node)} → "${task.id}" is stream_eligible, but field ${quoted(field)} selects a sub-field: it will run non-streaming (Layer 2 §5). Remove the field (or use "data") or drop stream_eligible.`,
+          `The edge ${quotedId(id)} → ${taskName(task)} is stream_eligible, but field ${quoted(field)} selects a sub-field: it will run non-streaming (Layer 2 §5). Remove the field (or use "data") or drop stream_eligible.`,
           [span(graph.declared[streamEdge[upstream]!]!.node, 'the stream_eligible edge')],
         );
       }
@@ -348,110 +391,164 @@ function checkReferences(model: DagModel, graph: TaskGraph, emit: Emit): void {
   }
 }
 
+/**
+ * A reference to an existing task without an edge from it. With an edge into the task whose `from` names no task, the
+ * likely story is one renamed end: one diagnostic, on that edge end, saying which id it should name.
+ */
+function reportMissingEdge(graph: TaskGraph, task: TaskDeclaration, r: number, target: number, emit: Emit): void {
+  const id = task.referencedId(r);
+  const reference = task.references[r]!;
+  const others: RelatedSpan[] = [];
+  for (let other = r + 1; other < task.referenceCount; other++) {
+    if (task.referencedId(other) === id) others.push(span(task.references[other]!.node, `also reads ${quotedId(id)}`));
+  }
+  const renamed = graph.danglingInto?.get(target)?.shift();
+  if (renamed !== undefined) {
+    const end = renamed.fromNode!;
+    emit(
+      'dangling-edge',
+      'error',
+      end,
+      `Edge #${renamed.index + 1} "from" names ${quotedId(end.value)}, but no task has that id; task ${taskName(task)} reads ${quotedId(id)} (${reference.via}), which has no edge into ${taskName(task)}: change it to ${quotedId(id)}.`,
+      [span(reference.node, `the reference to ${quotedId(id)} without its edge`), ...others],
+    );
+    return;
+  }
+  emit(
+    'missing-edge',
+    'error',
+    reference.node,
+    `Task ${taskName(task)} reads the output of ${quotedId(id)} but there is no edge {"from": ${JSON.stringify(id)}, "to": ${JSON.stringify(task.id)}}: add it (Layer 2 §3).`,
+    [span(graph.nodes[graph.nodeOf(id)!]!.idNode!, `task ${quotedId(id)}`), ...others],
+  );
+}
+
 /** Longest cycle text shown in full; longer ones are elided in the middle. */
 const MAX_CYCLE_SHOWN = 24;
+/** How many of a cycle's other edges its diagnostic points at. */
+const MAX_CYCLE_RELATED = 20;
 
+/**
+ * One `cycle` error per back edge of a depth-first walk in document order (start nodes in task order, out-edges in
+ * edge order) over the edges inside strongly connected components: removing the back edges makes the graph acyclic,
+ * so each is a cycle that must be broken. Walking only inside a component starts it at its first-declared task, which
+ * in a file written in dependency order is the cycle's top: one wrong edge is then one error however long its cycle
+ * (a walk entering the cycle midway finds a back edge for each way back to the path). Typed arrays, no recursion.
+ */
 function checkGraph(model: DagModel, taskGraph: TaskGraph, limits: AnalysisLimits, emit: Emit): void {
-  const { nodes, from, to, edges: graphEdges } = taskGraph;
-  const graph = adjacency(nodes.length, from, to);
+  const { nodes, from, to, edges } = taskGraph;
+  const edgeNumbers = new Int32Array(edges.length);
+  for (let e = 0; e < edges.length; e++) edgeNumbers[e] = e;
+  // The out-edges of each node by number, in declaration order (`adjacency` keeps the order of its input).
+  const outEdges = adjacency(nodes.length, from, edgeNumbers);
+  const successors = new Int32Array(edges.length);
+  for (let i = 0; i < edges.length; i++) successors[i] = to[outEdges.targets[i]!]!;
+  const graph: Adjacency = { offsets: outEdges.offsets, targets: successors };
   const component = stronglyConnectedComponents(graph);
-  const componentSize = new Int32Array(nodes.length);
-  for (let n = 0; n < nodes.length; n++) componentSize[component[n]!]!++;
-  const cyclic = (e: number): boolean =>
-    component[from[e]!] === component[to[e]!] && (from[e] === to[e] || componentSize[component[from[e]!]!]! > 1);
-
-  if (graphEdges.some((_, e) => cyclic(e))) {
-    const reverse = adjacency(nodes.length, to, from);
-    const forwardParent = new Int32Array(nodes.length).fill(-1);
-    const forwardDistance = new Int32Array(nodes.length).fill(-1);
-    const towardRoot = new Int32Array(nodes.length).fill(-1);
-    const backDistance = new Int32Array(nodes.length).fill(-1);
-    const rootOf = new Int32Array(nodes.length).fill(-1);
-    const name = (n: number): string => nodes[n]!.id!;
-    // Pairs are looked up only to show a cycle's other edges, so their map is made only when there is a cycle.
-    const edgeByPair = new Map<number, EdgeDeclaration>();
-    graphEdges.forEach((edge, e) => edgeByPair.set(from[e]! * nodes.length + to[e]!, edge));
-    const edgeBetween = (a: number, b: number): EdgeDeclaration | undefined => edgeByPair.get(a * nodes.length + b);
-
-    for (let e = 0; e < graphEdges.length; e++) {
-      if (!cyclic(e)) continue;
-      const u = from[e]!;
-      const v = to[e]!;
-      const c = component[u]!;
-      if (rootOf[c] === -1) {
-        // One pair of BFS trees per component: a closed walk through any of its edges is root ⇝ u → v ⇝ root.
-        rootOf[c] = u;
-        bfsWithin(graph, u, component, forwardParent, forwardDistance);
-        bfsWithin(reverse, u, component, towardRoot, backDistance);
-      }
-      const root = rootOf[c]!;
-      let cycle: number[];
-      let omitted = 0;
-      const walkLength = u === v ? 1 : 1 + backDistance[v]! + forwardDistance[u]!;
-      if (u === v) cycle = [u, u];
-      else if (walkLength <= MAX_CYCLE_SHOWN) cycle = simpleCycle(u, v, root, towardRoot, forwardParent);
-      else {
-        const head = [u, v, towardRoot[v]!].filter((n) => n !== -1);
-        const tail = [forwardParent[u]!, u].filter((n) => n !== -1);
-        omitted = walkLength + 1 - head.length - tail.length;
-        cycle = [...head, -1, ...tail];
-      }
-      const text = cycle.map((n) => (n === -1 ? `… (${omitted} more) …` : name(n))).join(' → ');
-      const related: RelatedSpan[] = [];
-      for (let i = 0; i + 1 < cycle.length && related.length < 10; i++) {
-        const a = cycle[i]!;
-        const b = cycle[i + 1]!;
-        if (a === -1 || b === -1 || (a === u && b === v)) continue;
-        const other = edgeBetween(a, b);
-        if (other !== undefined) related.push(span(other.node, `edge ${name(a)} → ${name(b)} on the cycle`));
-      }
-      const fix = u === v ? 'a task cannot depend on itself: remove this edge' : 'remove one of its edges';
-      emit(
-        'cycle',
-        'error',
-        graphEdges[e]!.node,
-        `This edge lies on the cycle ${text}: the graph must be acyclic (Layer 2 §3); ${fix}.`,
-        related,
-      );
-    }
-  }
-
+  let cyclic = false;
+  for (let e = 0; e < edges.length && !cyclic; e++) cyclic = component[from[e]!] === component[to[e]!];
+  if (cyclic) walkCycles(taskGraph, outEdges, successors, component, emit);
   checkLimits(model, nodes, graph, limits, emit);
 }
 
-/** The cycle u → v ⇝ root ⇝ u with repeated nodes cut out, so it visits each task once. */
-function simpleCycle(u: number, v: number, root: number, towardRoot: Int32Array, forwardParent: Int32Array): number[] {
-  const walk = [u];
-  for (let x = v; ; x = towardRoot[x]!) {
-    walk.push(x);
-    if (x === root) break;
-  }
-  const forward: number[] = [];
-  for (let x = u; x !== root; x = forwardParent[x]!) forward.push(x);
-  walk.push(...forward.reverse());
-  if (walk[walk.length - 1] !== u) walk.push(u);
-
-  const cycle: number[] = [u];
-  const position = new Map<number, number>([[u, 0]]);
-  for (let i = 1; i < walk.length; i++) {
-    const x = walk[i]!;
-    if (x === u) break;
-    const seen = position.get(x);
-    if (seen !== undefined && seen >= 1) {
-      for (const dropped of cycle.splice(seen + 1)) position.delete(dropped);
-      continue;
+function walkCycles(
+  taskGraph: TaskGraph,
+  outEdges: Adjacency,
+  successors: Int32Array,
+  component: Int32Array,
+  emit: Emit,
+): void {
+  const nodeCount = taskGraph.nodes.length;
+  const onPath = new Int32Array(nodeCount).fill(-1); // a node's depth on the walk's path while it is on it
+  const visited = new Uint8Array(nodeCount);
+  const path = new Int32Array(nodeCount);
+  const next = new Int32Array(nodeCount); // per depth: the position in `outEdges` of the next edge to follow
+  const enteredBy = new Int32Array(nodeCount); // per depth: the edge the walk took to that node
+  for (let start = 0; start < nodeCount; start++) {
+    if (visited[start] === 1) continue;
+    visited[start] = 1;
+    onPath[start] = 0;
+    path[0] = start;
+    next[0] = outEdges.offsets[start]!;
+    for (let depth = 0; depth >= 0;) {
+      const node = path[depth]!;
+      const position = next[depth]!;
+      if (position === outEdges.offsets[node + 1]) {
+        onPath[node] = -1;
+        depth--;
+        continue;
+      }
+      next[depth] = position + 1;
+      const target = successors[position]!;
+      if (component[target] !== component[node]) continue;
+      if (onPath[target] !== -1) {
+        reportCycle(taskGraph, outEdges.targets[position]!, path, enteredBy, onPath[target]!, depth, emit);
+      } else if (visited[target] === 0) {
+        visited[target] = 1;
+        onPath[target] = ++depth;
+        path[depth] = target;
+        next[depth] = outEdges.offsets[target]!;
+        enteredBy[depth] = outEdges.targets[position]!;
+      }
     }
-    position.set(x, cycle.length);
-    cycle.push(x);
   }
-  cycle.push(u);
-  return cycle;
+}
+
+/** The cycle closed by `backEdge`: the walk's path from depth `top` (its target) to `bottom` (its source), and back. */
+function reportCycle(
+  { nodes, edges, from, to }: TaskGraph,
+  backEdge: number,
+  path: Int32Array,
+  enteredBy: Int32Array,
+  top: number,
+  bottom: number,
+  emit: Emit,
+): void {
+  const name = (n: number): string => nodes[n]!.id!;
+  const edge = edges[backEdge]!;
+  if (top === bottom) {
+    emit(
+      'cycle',
+      'error',
+      edge.node,
+      `Task "${name(path[top]!)}" depends on itself through this edge, which makes the cycle ${name(path[top]!)} → ${name(path[top]!)}: a task cannot depend on itself; remove this edge (Layer 2 §3).`,
+    );
+    return;
+  }
+  const length = bottom - top + 1;
+  const shown = (depth: number): string => name(path[depth]!);
+  const names: string[] = [];
+  if (length + 1 <= MAX_CYCLE_SHOWN) {
+    for (let depth = top; depth <= bottom; depth++) names.push(shown(depth));
+  } else {
+    names.push(
+      shown(top),
+      shown(top + 1),
+      shown(top + 2),
+      `… (${length - 5} more) …`,
+      shown(bottom - 1),
+      shown(bottom),
+    );
+  }
+  names.push(shown(top));
+  const related: RelatedSpan[] = [];
+  for (let depth = top + 1; depth <= bottom && related.length < MAX_CYCLE_RELATED; depth++) {
+    const e = enteredBy[depth]!;
+    related.push(span(edges[e]!.node, `edge ${name(from[e]!)} → ${name(to[e]!)} on the cycle`));
+  }
+  emit(
+    'cycle',
+    'error',
+    edge.node,
+    `This edge closes the cycle ${names.join(' → ')}: the graph must be acyclic (Layer 2 §3); remove this edge "${name(from[backEdge]!)}" → "${name(to[backEdge]!)}" (or another edge of the cycle).`,
+    related,
+  );
 }
 
 function checkLimits(
   model: DagModel,
   nodes: readonly TaskDeclaration[],
-  graph: ReturnType<typeof adjacency>,
+  graph: Adjacency,
   limits: AnalysisLimits,
   emit: Emit,
 ): void {
@@ -473,7 +570,7 @@ function checkLimits(
       'limit',
       'warning',
       task.idNode ?? task.node,
-      `The DAG is ${depth[deepest]} tasks deep (the longest path ends at task ${taskLabel(task)}), more than the limit of ${limits.maxDepth} (acmp.limits.maxDepth).`,
+      `The DAG is ${depth[deepest]} tasks deep (the longest path ends at task ${taskName(task)}), more than the limit of ${limits.maxDepth} (acmp.limits.maxDepth).`,
     );
   }
   for (let n = 0; n < nodes.length; n++) {
@@ -484,7 +581,7 @@ function checkLimits(
         'limit',
         'warning',
         task.idNode ?? task.node,
-        `Task ${taskLabel(task)} has ${fanOut} downstream tasks, more than the limit of ${limits.maxFanOut} (acmp.limits.maxFanOut).`,
+        `Task ${taskName(task)} has ${fanOut} downstream tasks, more than the limit of ${limits.maxFanOut} (acmp.limits.maxFanOut).`,
       );
     }
   }

@@ -70,33 +70,6 @@ export function stronglyConnectedComponents(graph: Adjacency): Int32Array {
   return component;
 }
 
-/**
- * Breadth-first search from `root` restricted to nodes of `component`: `parent[n]` is the node before n on a
- * shortest path from root (-1 for root and for nodes not reached), `distance[n]` the number of edges.
- */
-export function bfsWithin(
-  graph: Adjacency,
-  root: number,
-  component: Int32Array,
-  parent: Int32Array,
-  distance: Int32Array,
-): void {
-  const wanted = component[root]!;
-  parent[root] = -1;
-  distance[root] = 0;
-  const queue = [root];
-  for (let head = 0; head < queue.length; head++) {
-    const node = queue[head]!;
-    for (let e = graph.offsets[node]!; e < graph.offsets[node + 1]!; e++) {
-      const next = graph.targets[e]!;
-      if (component[next] !== wanted || next === root || distance[next]! >= 0) continue;
-      parent[next] = node;
-      distance[next] = distance[node]! + 1;
-      queue.push(next);
-    }
-  }
-}
-
 /** Kahn's algorithm: the longest path (in nodes) ending at each node; nodes on cycles keep 0. */
 export function depths(graph: Adjacency): Int32Array {
   const nodeCount = graph.offsets.length - 1;

@@ -586,6 +586,21 @@ type Frame =
   | { readonly index: number; readonly kind: 'object'; state: ObjectState }
   | { readonly index: number; readonly kind: 'array'; state: ArrayState };
 
+/** Where an offset is, as a person reads it (lines and columns from 1); counted only when a message needs it. */
+function lineAndColumn(text: string, offset: number): string {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    const c = text.charCodeAt(i);
+    // A line ends at \n, \r\n or a lone \r, as in LSP positions.
+    if (c === 0x0a || (c === 0x0d && text.charCodeAt(i + 1) !== 0x0a)) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return `line ${line}, column ${offset - lineStart + 1}`;
+}
+
 /** Parses any text into the document, recovering from every error; returns the syntax errors. */
 function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
   // Without a '/' there can be no comment, and the scanner may skip all trivia itself (much faster).
@@ -738,7 +753,7 @@ function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
       report(
         text.length,
         0,
-        `Unexpected end of file: expected ${opener} to close the ${frame.kind} opened at offset ${document.offsets[frame.index]}`,
+        `Unexpected end of file: expected ${opener} to close the ${frame.kind} opened at ${lineAndColumn(text, document.offsets[frame.index]!)}`,
       );
       // Every open container ends here, unclosed, innermost first.
       while (stack.length > 0) document.close(stack.pop()!.index, text.length, false);

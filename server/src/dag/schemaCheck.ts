@@ -41,7 +41,10 @@ const typeName = (value: unknown): string =>
 const expectedName = (type: string): string =>
   type === 'integer' ? 'an integer' : type === 'array' || type === 'object' ? `an ${type}` : `a ${type}`;
 
-/** Where an object sits, in words a user recognises: `task "task_a"`, `edge #2`, `"input.source" of task "task_a"`. */
+/** A description put at the start of a sentence. */
+const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** Where an object sits, in words a user recognises: `task "task_a"`, `edge #2`, `the "input.source" of task "task_a"`. */
 function describeObject(root: JsonNode, path: Path): string {
   if (path.length === 0) return 'the DAG';
   if (path[0] === 'tasks' && typeof path[1] === 'number') {
@@ -49,10 +52,10 @@ function describeObject(root: JsonNode, path: Path): string {
     const id = childOf(task, 'task_id');
     const name = id?.kind === 'string' ? `task "${id.value}"` : `task #${path[1] + 1}`;
     const rest = path.slice(2).filter((segment) => typeof segment === 'string');
-    return rest.length === 0 ? name : `"${rest.join('.')}" of ${name}`;
+    return rest.length === 0 ? name : `the "${rest.join('.')}" of ${name}`;
   }
   if (path[0] === 'edges' && typeof path[1] === 'number') return `edge #${path[1] + 1}`;
-  return `"${path.join('.')}"`;
+  return `the "${path.join('.')}"`;
 }
 
 /** The node an ajv instance path (a JSON Pointer) names, and its path with array indexes as numbers. */
@@ -132,18 +135,20 @@ export function schemaDiagnostics(
     const { node, path } = locate(root, error.instancePath);
     if (node === undefined || skip(path)) continue;
     const name =
-      path.length > 0 ? `"${String(path[path.length - 1])}" of ${describeObject(root, path.slice(0, -1))}` : 'The DAG';
+      path.length > 0
+        ? `The "${String(path[path.length - 1])}" of ${describeObject(root, path.slice(0, -1))}`
+        : 'The DAG';
     const params = error.params as Record<string, unknown>;
     switch (error.keyword) {
-      case 'required':
-        // Said on the object that lacks the property, unless that object is still being typed.
-        if (node.kind === 'object' && node.closed) {
-          onNode(
-            node,
-            `${describeObject(root, path)} is missing the required property "${String(params.missingProperty)}".`,
-          );
+      case 'required': {
+        // Said on the object that lacks the property, unless that object is still being typed or the key is there
+        // without a (well-formed) value: that is the syntax error's to report.
+        const missing = String(params.missingProperty);
+        if (node.kind === 'object' && node.closed && !node.has(missing)) {
+          onNode(node, `${capitalized(describeObject(root, path))} is missing the required property "${missing}".`);
         }
         break;
+      }
       case 'additionalProperties':
         if (node.kind === 'object') {
           const key = String(params.additionalProperty);
