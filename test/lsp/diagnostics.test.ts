@@ -7,7 +7,9 @@ import { pathToFileURL } from 'node:url';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic } from 'vscode-languageserver-types';
 import { DIAGNOSTIC_CODES } from '../../server/src/dag/diagnostic';
+import type { DagFile } from '../../server/src/dag/schema';
 import { type LspSession, startLspSession } from '../support/lspHarness';
+import { marketDag } from '../support/marketDag';
 
 const FIXTURES = join(__dirname, '../fixtures/diagnostics');
 
@@ -131,9 +133,13 @@ describe('language server over stdio: editing', () => {
     await session.change(uri, 2, cyclic.replace('task_b", "to"', 'task_q", "to"'));
     await session.change(uri, 3, cyclic);
     const params = await withCycle;
-    const codes = params.diagnostics.map((d) => d.code);
-    assert.deepEqual(codes, ['cycle', 'cycle']);
-    assert.match(params.diagnostics[0]!.message as string, /task_b → task_a → task_b|task_a → task_b → task_a/);
+    // One wrong edge, one error: on the edge that closes the cycle, with the cycle's other edge related.
+    assert.deepEqual(
+      params.diagnostics.map((d) => [d.code, d.range.start.line]),
+      [['cycle', cyclic.split('\n').findIndex((line) => line.includes('"from": "task_b"'))]],
+    );
+    assert.match(params.diagnostics[0]!.message as string, /the cycle task_a → task_b → task_a: .*remove this edge/);
+    assert.equal(params.diagnostics[0]!.relatedInformation?.length, 1);
 
     const fixed = session.diagnostics(uri, (p) => p.version === 4);
     await session.change(uri, 4, clean);
@@ -149,6 +155,50 @@ describe('language server over stdio: editing', () => {
     assert.ok(codes.includes('json-syntax'), codes.join());
     assert.ok(codes.includes('dangling-edge'), codes.join());
     assert.equal(codes.filter((c) => c === 'json-syntax').length, 1);
+  });
+});
+
+describe('language server over stdio: 1,000 market tasks without settings', () => {
+  let session: LspSession;
+  before(async () => {
+    session = await startLspSession();
+  });
+  after(async () => session.stop());
+
+  const publish = async (name: string, backEdges: number): Promise<{ text: string; diagnostics: Diagnostic[] }> => {
+    const uri = `file:///virtual/${name}.acmp-dag.json`;
+    const text = JSON.stringify(marketDag(1_000, { backEdges }), null, 2);
+    const published = session.diagnostics(uri);
+    await session.open(uri, text);
+    const { diagnostics } = await published;
+    await session.close(uri);
+    return { text, diagnostics };
+  };
+
+  test('the clean file gets no diagnostic at all', async () => {
+    assert.deepEqual((await publish('market', 0)).diagnostics, []);
+  });
+
+  test('one back edge is one cycle error on it, naming the path; two independent ones are two', async () => {
+    const one = await publish('market-cycle', 1);
+    assert.deepEqual(
+      one.diagnostics.map((d) => d.code),
+      ['cycle'],
+    );
+    const backEdge = (JSON.parse(one.text) as DagFile).edges.at(-1)!;
+    const cycle = one.diagnostics[0]!;
+    assert.equal(cycle.severity, 1);
+    assert.match(
+      cycle.message as string,
+      new RegExp(`the cycle ${backEdge.to} → (task_\\d+ → )+${backEdge.from} → ${backEdge.to}: .*remove this edge`),
+    );
+    assert.ok((cycle.relatedInformation?.length ?? 0) >= 1);
+    const two = await publish('market-cycles', 2);
+    assert.deepEqual(
+      two.diagnostics.map((d) => d.code),
+      ['cycle', 'cycle'],
+    );
+    assert.notEqual(two.diagnostics[0]!.message, two.diagnostics[1]!.message);
   });
 });
 
