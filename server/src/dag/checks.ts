@@ -558,7 +558,7 @@ function checkLimits(
       'limit',
       'warning',
       anchor,
-      `The DAG has ${model.tasks.length} tasks, more than the limit of ${limits.maxTasks} (acmp.limits.maxTasks).`,
+      `The DAG has ${model.tasks.length} tasks, more than the limit of ${limits.maxTasks}: split the DAG, or raise acmp.limits.maxTasks.`,
     );
   }
   const depth = depths(graph);
@@ -570,7 +570,7 @@ function checkLimits(
       'limit',
       'warning',
       task.idNode ?? task.node,
-      `The DAG is ${depth[deepest]} tasks deep (the longest path ends at task ${taskName(task)}), more than the limit of ${limits.maxDepth} (acmp.limits.maxDepth).`,
+      `The DAG is ${depth[deepest]} tasks deep (the longest path ends at task ${taskName(task)}), more than the limit of ${limits.maxDepth}: shorten its longest chain, or raise acmp.limits.maxDepth.`,
     );
   }
   for (let n = 0; n < nodes.length; n++) {
@@ -581,7 +581,7 @@ function checkLimits(
         'limit',
         'warning',
         task.idNode ?? task.node,
-        `Task ${taskName(task)} has ${fanOut} downstream tasks, more than the limit of ${limits.maxFanOut} (acmp.limits.maxFanOut).`,
+        `Task ${taskName(task)} has ${fanOut} downstream tasks, more than the limit of ${limits.maxFanOut}: split its fan-out, or raise acmp.limits.maxFanOut.`,
       );
     }
   }
