@@ -1,6 +1,7 @@
 // `acmp-dag validate` as a user runs it: the built CLI as a process, every format and exit code.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -88,4 +89,28 @@ test('a providers file enables unknown-capability', () => {
   const result = run('validate', '--providers', providers, 'examples/text-pipeline.acmp-dag.json');
   assert.equal(result.status, 0);
   assert.equal((result.stdout.match(/unknown-capability/g) ?? []).length, 4);
+});
+
+test('a reader that stops early (`validate FILE | head -1`) ends the CLI quietly, with its usual exit code', async () => {
+  // 2,000 information diagnostics (task ids not of the form task_<...>): far more output than a pipe holds.
+  const many = join(scratch, 'many.acmp-dag.json');
+  const tasks = Array.from({ length: 2_000 }, (_, index) => ({
+    task_id: `t${index}`,
+    capability: 'echo',
+    input: { type: 'text', data: 'x' },
+  }));
+  writeFileSync(many, JSON.stringify({ dag_id: 'dag_many', tasks, edges: [] }, null, 2));
+  const whole = run('validate', many);
+  assert.equal((whole.stdout.match(/ information id-format /g) ?? []).length, 2_000);
+  assert.ok(whole.stdout.length > 4 * 65_536, `${whole.stdout.length} bytes fit in a pipe`);
+
+  const cli = spawn(process.execPath, [CLI, 'validate', many], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  cli.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [first] = (await once(cli.stdout, 'data')) as [Buffer];
+  cli.stdout.destroy();
+  const [code] = (await once(cli, 'close')) as [number | null];
+  assert.match(first.toString(), /information id-format/);
+  assert.equal(stderr, '');
+  assert.equal(code, whole.status);
 });
