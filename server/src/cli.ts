@@ -55,6 +55,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that stops early (`acmp-dag validate FILE | head`) closes the pipe: the output nobody reads is dropped
+// and the command ends as it would have, with its own exit code, rather than with an unhandled EPIPE.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -1,16 +1,36 @@
 // `acmp-dag validate` as a user runs it: the built CLI as a process, every format and exit code.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import type { Diagnostic } from 'vscode-languageserver-types';
+import type { ProviderConfig } from '../../server/src/protocol/settings';
+import { startLspSession } from '../support/lspHarness';
 
 const CLI = resolve(__dirname, '../../dist/cli.js');
 const ROOT = resolve(__dirname, '../..');
 const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8' });
 
 const scratch = mkdtempSync(join(tmpdir(), 'acmp-cli-'));
+
+/** A provider that declares `capabilities`, as the providers file and the `acmp.providers` setting hold it. */
+const providerOffering = (capabilities: readonly string[]): ProviderConfig => ({
+  id: 'p',
+  transport: 'stdio',
+  command: 'x',
+  capabilities: [...capabilities],
+});
+
+/** A providers file (design.md §6) with one provider that declares `capabilities`. */
+function providersFile(name: string, capabilities: readonly string[]): string {
+  const file = join(scratch, `${name}.providers.json`);
+  writeFileSync(file, JSON.stringify({ providers: [providerOffering(capabilities)] }));
+  return file;
+}
 const broken = join(scratch, 'broken.acmp-dag.json');
 writeFileSync(
   broken,
@@ -80,12 +100,150 @@ test('usage errors and unreadable files exit 2', () => {
 });
 
 test('a providers file enables unknown-capability', () => {
-  const providers = join(scratch, 'providers.json');
-  writeFileSync(
-    providers,
-    JSON.stringify({ providers: [{ id: 'p', transport: 'stdio', command: 'x', capabilities: ['summarize'] }] }),
-  );
+  const providers = providersFile('summarize', ['summarize']);
   const result = run('validate', '--providers', providers, 'examples/text-pipeline.acmp-dag.json');
   assert.equal(result.status, 0);
   assert.equal((result.stdout.match(/unknown-capability/g) ?? []).length, 4);
+});
+
+test('without a providers file, capabilities the built-in provider lacks are not unknown; with one, they are', () => {
+  const market = join(scratch, 'market.acmp-dag.json');
+  writeFileSync(
+    market,
+    JSON.stringify(
+      {
+        dag_id: 'dag_market',
+        tasks: [
+          { task_id: 'task_summary', capability: 'summarization', input: { type: 'text', data: 'A. B.' } },
+          { task_id: 'task_french', capability: 'translation', input: { source: { from_task: 'task_summary' } } },
+        ],
+        edges: [{ from: 'task_summary', to: 'task_french' }],
+      },
+      null,
+      2,
+    ),
+  );
+  const alone = run('validate', market);
+  assert.equal(alone.status, 0, alone.stdout);
+  assert.doesNotMatch(alone.stdout, /unknown-capability/);
+  const listed = run('validate', '--providers', providersFile('summarization', ['summarization']), market);
+  assert.equal(listed.status, 0, listed.stdout);
+  assert.equal((listed.stdout.match(/ warning unknown-capability .*"translation"/g) ?? []).length, 1, listed.stdout);
+  assert.doesNotMatch(listed.stdout, /unknown-capability .*"summarization"/);
+});
+
+/** Task "task_a" declared twice: the second declaration's diagnostic points back at the first (line 4, column 18). */
+const duplicate = join(scratch, 'duplicate.acmp-dag.json');
+writeFileSync(
+  duplicate,
+  [
+    '{',
+    '  "dag_id": "dag_duplicate",',
+    '  "tasks": [',
+    '    { "task_id": "task_a", "capability": "echo", "input": { "type": "text", "data": "x" } },',
+    '    { "task_id": "task_a", "capability": "echo", "input": { "type": "text", "data": "y" } }',
+    '  ],',
+    '  "edges": []',
+    '}',
+    '',
+  ].join('\n'),
+);
+
+test('text format prints related information indented under its diagnostic', () => {
+  const result = run('validate', duplicate);
+  assert.equal(result.status, 1);
+  const lines = result.stdout.split('\n');
+  const at = lines.findIndex((line) => line.startsWith(`${duplicate}:5:18 error duplicate-task-id `));
+  assert.ok(at >= 0, result.stdout);
+  assert.match(lines[at + 1]!, new RegExp(`^  related: ${duplicate.replace(/[.\\]/g, '\\$&')}:4:18 .*"task_a"`));
+});
+
+test('sarif results carry the related information as relatedLocations', () => {
+  const result = run('validate', '--format', 'sarif', duplicate);
+  assert.equal(result.status, 1);
+  interface Located {
+    physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number; startColumn: number } };
+  }
+  const sarif = JSON.parse(result.stdout) as {
+    runs: {
+      results: (Located & {
+        ruleId: string;
+        locations: Located[];
+        relatedLocations?: (Located & { id: number; message: { text: string } })[];
+      })[];
+    }[];
+  };
+  const [found] = sarif.runs[0]!.results.filter((r) => r.ruleId === 'duplicate-task-id');
+  const [related, ...more] = found!.relatedLocations ?? [];
+  assert.deepEqual(more, []);
+  assert.equal(related!.id, 0);
+  assert.equal(
+    related!.physicalLocation.artifactLocation.uri,
+    found!.locations[0]!.physicalLocation.artifactLocation.uri,
+  );
+  assert.deepEqual(related!.physicalLocation.region, { startLine: 4, startColumn: 18, endLine: 4, endColumn: 26 });
+  assert.match(related!.message.text, /"task_a"/);
+});
+
+test('validate --format json reports what the language server publishes, on every fixture', async (t) => {
+  const fixtures = join(ROOT, 'test/fixtures/diagnostics');
+  // The fixtures by the capabilities their options file lists (none: no providers configured).
+  const byCapabilities = new Map<string, string[]>();
+  for (const name of readdirSync(fixtures).filter((file) => file.endsWith('.acmp-dag.json'))) {
+    const optionsFile = join(fixtures, name.replace('.acmp-dag.json', '.options.json'));
+    const options = existsSync(optionsFile)
+      ? (JSON.parse(readFileSync(optionsFile, 'utf8')) as { limits?: unknown; knownCapabilities?: string[] })
+      : {};
+    // The CLI has no flags for limits: those fixtures are the language server's alone.
+    if (options.limits !== undefined) continue;
+    const key = JSON.stringify(options.knownCapabilities ?? null);
+    byCapabilities.set(key, [...(byCapabilities.get(key) ?? []), join(fixtures, name)]);
+  }
+  for (const [key, files] of byCapabilities) {
+    const capabilities = JSON.parse(key) as string[] | null;
+    const providers = capabilities === null ? [] : [providerOffering(capabilities)];
+    const cli = run(
+      'validate',
+      '--format',
+      'json',
+      ...(capabilities === null ? [] : ['--providers', providersFile('fixtures', capabilities)]),
+      ...files,
+    );
+    const reported = JSON.parse(cli.stdout) as { file: string; diagnostics: Diagnostic[] }[];
+    const session = await startLspSession({ providers });
+    try {
+      for (const { file, diagnostics } of reported) {
+        const uri = pathToFileURL(file).href;
+        const published = session.diagnostics(uri);
+        await session.open(uri, readFileSync(file, 'utf8'));
+        await t.test(basename(file), async () => assert.deepEqual(diagnostics, (await published).diagnostics));
+      }
+    } finally {
+      await session.stop();
+    }
+  }
+});
+
+test('a reader that stops early (`validate FILE | head -1`) ends the CLI quietly, with its usual exit code', async () => {
+  // 2,000 information diagnostics (task ids not of the form task_<...>): far more output than a pipe holds.
+  const many = join(scratch, 'many.acmp-dag.json');
+  const tasks = Array.from({ length: 2_000 }, (_, index) => ({
+    task_id: `t${index}`,
+    capability: 'echo',
+    input: { type: 'text', data: 'x' },
+  }));
+  writeFileSync(many, JSON.stringify({ dag_id: 'dag_many', tasks, edges: [] }, null, 2));
+  const whole = run('validate', many);
+  assert.equal((whole.stdout.match(/ information id-format /g) ?? []).length, 2_000);
+  assert.ok(whole.stdout.length > 4 * 65_536, `${whole.stdout.length} bytes fit in a pipe`);
+
+  const cli = spawn(process.execPath, [CLI, 'validate', many], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  cli.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [first] = (await once(cli.stdout, 'data')) as [Buffer];
+  cli.stdout.destroy();
+  const [code] = (await once(cli, 'close')) as [number | null];
+  assert.match(first.toString(), /information id-format/);
+  assert.equal(stderr, '');
+  assert.equal(code, whole.status);
 });

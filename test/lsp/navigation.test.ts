@@ -2,6 +2,7 @@
 // hovering shows.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ResponseError } from 'vscode-jsonrpc';
 import type { Hover, Location, WorkspaceEdit } from 'vscode-languageserver-types';
 import { analyzeDag } from '../../server/src/dag/analyze';
 import { CURSOR, applyEdits, atCursor, textOf } from '../support/cursor';
@@ -109,28 +110,46 @@ describe('navigation, rename and hover over stdio', () => {
     assert.deepEqual(analyzeDag(renamed).diagnostics, []);
   });
 
-  test('rename refuses positions that are not task ids, names taken and names that are not ids', async () => {
+  test('rename refusals answer RequestFailed with a sentence naming the ids and why, for the rename box', async () => {
+    /** The refusal's message, once it is checked to be a ResponseError with LSP's RequestFailed (-32803). */
     const refusal = async (method: string, marked: string, extra: object = {}): Promise<string> => {
-      await assert.rejects(request(method, marked, extra), (error: Error) => {
-        refusalMessage = error.message;
+      let message = '';
+      await assert.rejects(request(method, marked, extra), (error: unknown) => {
+        assert.ok(error instanceof ResponseError, String(error));
+        assert.equal(error.code, -32803);
+        assert.match(error.message, /^[A-Z]/);
+        message = error.message;
         return true;
       });
-      return refusalMessage;
+      return message;
     };
-    let refusalMessage = '';
-    assert.match(
-      await refusal('textDocument/prepareRename', cursorIn('"capability": "ec‸ho"')),
-      /Only a task id can be renamed/,
-    );
-    assert.match(await refusal('textDocument/prepareRename', cursorIn('"dag_id": "dag_dia‸mond"')), /Only a task id/);
+    const notAnId = /^Only a task id can be renamed: place the cursor on a task_id/;
+    for (const method of ['textDocument/prepareRename', 'textDocument/rename']) {
+      assert.match(await refusal(method, cursorIn('"capability": "ec‸ho"'), { newName: 'task_x' }), notAnId);
+      assert.match(await refusal(method, cursorIn('"dag_id": "dag_dia‸mond"'), { newName: 'task_x' }), notAnId);
+      const dangling = DIAMOND.replace('"to": "task_left" }', '"to": "task_lo‸st" }');
+      assert.match(
+        await refusal(method, dangling, { newName: 'task_found' }),
+        /^No task declares "task_lost", so there is nothing to rename/,
+      );
+    }
     const onLeft = cursorIn('{ "from": "task_split", "to": "task_le‸ft" }');
-    assert.match(
-      await refusal('textDocument/rename', onLeft, { newName: 'task_right' }),
-      /already has the id "task_right"/,
+    const rename = (newName: string) => refusal('textDocument/rename', onLeft, { newName });
+    assert.equal(
+      await rename('task_right'),
+      'Cannot rename "task_left" to "task_right": task #3 (line 7) already has that id, and task ids must be unique.',
     );
-    assert.match(await refusal('textDocument/rename', onLeft, { newName: 'task left' }), /not a valid task id/);
-    assert.match(await refusal('textDocument/rename', onLeft, { newName: 'left' }), /not of the form task_<random>/);
-    assert.match(await refusal('textDocument/rename', onLeft, { newName: '' }), /cannot be empty/);
+    for (const written of ['task left', 'task_"left"', 'task\\left']) {
+      assert.equal(
+        await rename(written),
+        `Cannot rename "task_left" to ${JSON.stringify(written)}: a task id has letters, digits and _ . : - / @ only (no spaces, quotes or backslashes).`,
+      );
+    }
+    assert.equal(
+      await rename('left'),
+      'Cannot rename "task_left" to "left": task ids are of the form task_<random> (Layer 2 §1).',
+    );
+    assert.equal(await rename(''), 'Cannot rename "task_left" to an empty id: a task id needs at least one character.');
   });
 
   const hoverText = async (marked: string): Promise<string | undefined> => {

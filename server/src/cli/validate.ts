@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import type { Diagnostic } from 'vscode-languageserver-types';
+import type { Diagnostic, Range } from 'vscode-languageserver-types';
 import { type DagAnalysis, analyzeDag } from '../dag/analyze';
 import { DIAGNOSTIC_CODES, DIAGNOSTIC_DESCRIPTIONS } from '../dag/diagnostic';
 import { toLspDiagnostic } from '../protocol/diagnostics';
@@ -40,14 +40,24 @@ export function validateFile(file: string, capabilities: readonly string[] | und
   };
 }
 
+/** The file as the user named it when `uri` is the checked file (related information points into it), else `uri`. */
+const fileNamed = ({ file, uri }: FileResult, other: string): string => (other === uri ? file : other);
+
+/** `line:col`, 1-based, as editors and compilers print places. */
+const lineColumn = ({ start }: Range): string => `${start.line + 1}:${start.character + 1}`;
+
+const messageText = (d: Diagnostic): string => (typeof d.message === 'string' ? d.message : d.message.value);
+
 export function formatText(results: readonly FileResult[]): string {
   const lines: string[] = [];
-  for (const { file, diagnostics } of results) {
-    for (const d of diagnostics) {
-      const { line, character } = d.range.start;
+  for (const result of results) {
+    for (const d of result.diagnostics) {
       lines.push(
-        `${file}:${line + 1}:${character + 1} ${severityName[d.severity ?? 1]} ${String(d.code)} ${typeof d.message === 'string' ? d.message : d.message.value}`,
+        `${result.file}:${lineColumn(d.range)} ${severityName[d.severity ?? 1]} ${String(d.code)} ${messageText(d)}`,
       );
+      for (const { location, message } of d.relatedInformation ?? []) {
+        lines.push(`  related: ${fileNamed(result, location.uri)}:${lineColumn(location.range)} ${message}`);
+      }
     }
   }
   const count = (severity: number) =>
@@ -57,6 +67,17 @@ export function formatText(results: readonly FileResult[]): string {
   );
   return lines.join('\n');
 }
+
+/** A SARIF 2.1.0 physicalLocation: the file with forward slashes, the region 1-based. */
+const physicalLocation = (file: string, range: Range) => ({
+  artifactLocation: { uri: file.split('\\').join('/') },
+  region: {
+    startLine: range.start.line + 1,
+    startColumn: range.start.character + 1,
+    endLine: range.end.line + 1,
+    endColumn: range.end.character + 1,
+  },
+});
 
 function formatSarif(results: readonly FileResult[]): unknown {
   const level = { 1: 'error', 2: 'warning', 3: 'note', 4: 'note' } as const;
@@ -75,25 +96,22 @@ function formatSarif(results: readonly FileResult[]): unknown {
             })),
           },
         },
-        results: results.flatMap(({ file, diagnostics }) =>
-          diagnostics.map((d) => ({
+        results: results.flatMap((result) =>
+          result.diagnostics.map((d) => ({
             ruleId: String(d.code),
             ruleIndex: DIAGNOSTIC_CODES.indexOf(d.code as (typeof DIAGNOSTIC_CODES)[number]),
             level: level[d.severity ?? 1],
-            message: { text: d.message },
-            locations: [
-              {
-                physicalLocation: {
-                  artifactLocation: { uri: file.split('\\').join('/') },
-                  region: {
-                    startLine: d.range.start.line + 1,
-                    startColumn: d.range.start.character + 1,
-                    endLine: d.range.end.line + 1,
-                    endColumn: d.range.end.character + 1,
-                  },
-                },
-              },
-            ],
+            message: { text: messageText(d) },
+            locations: [{ physicalLocation: physicalLocation(result.file, d.range) }],
+            ...(d.relatedInformation === undefined
+              ? {}
+              : {
+                  relatedLocations: d.relatedInformation.map(({ location, message }, id) => ({
+                    id,
+                    physicalLocation: physicalLocation(fileNamed(result, location.uri), location.range),
+                    message: { text: message },
+                  })),
+                }),
           })),
         ),
       },

@@ -1,22 +1,47 @@
 // Rename of a task id from any of its places: the declaration, every edge end and every reference change together.
 import { LSPErrorCodes, ResponseError, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
+import type { Position } from 'vscode-languageserver-textdocument';
 import { dagIndex } from '../dag/dagIndex';
 import { nodeRange } from '../protocol/ranges';
-import type { Feature } from './feature';
+import type { Feature, FeatureContext } from './feature';
 import { taskIdAt } from './navigation';
 
-/** LSP's RequestFailed: the client shows the message. */
-const REQUEST_FAILED = LSPErrorCodes.RequestFailed;
+/**
+ * Refuses the request with `reason`. RequestFailed is what vscode-languageclient turns into the message of the rename
+ * box, without a notification (it logs rename failures to its output channel only).
+ */
+function refuse(reason: string): never {
+  throw new ResponseError(LSPErrorCodes.RequestFailed, reason);
+}
 
-/** Why `name` cannot be a task id, or undefined when it can. */
+const quoted = (id: string): string => JSON.stringify(id);
+
+/** The declared task id at `position` with its analysis, or a refusal saying why there is none to rename. */
+function declaredTaskIdAt(context: FeatureContext, uri: string, position: Position) {
+  const found = taskIdAt(context, uri, position);
+  if (found === undefined) {
+    refuse(
+      'Only a task id can be renamed: place the cursor on a task_id, an edge end, a from_task or a from_tasks element.',
+    );
+  }
+  const declaration = found.analysis.model.taskById.get(found.id);
+  if (declaration === undefined) {
+    refuse(
+      `No task declares ${quoted(found.id)}, so there is nothing to rename: fix this id or declare the task first.`,
+    );
+  }
+  return { ...found, declaration };
+}
+
+/** Why `name` cannot be a task id where `previous` is one, as the end of a sentence; undefined when it can. */
 export function invalidTaskId(name: string, previous: string): string | undefined {
-  if (name.length === 0) return 'A task id cannot be empty.';
+  if (name.length === 0) return 'a task id needs at least one character.';
   // Printable, no spaces or quotes, so the id reads the same everywhere it is written (logs, CLI, reports).
   if (!/^[\p{L}\p{N}_.:\-/@]+$/u.test(name)) {
-    return `${JSON.stringify(name)} is not a valid task id: use letters, digits and _ . : - / @ only.`;
+    return 'a task id has letters, digits and _ . : - / @ only (no spaces, quotes or backslashes).';
   }
   if (previous.startsWith('task_') && !(name.startsWith('task_') && name.length > 'task_'.length)) {
-    return `${JSON.stringify(name)} is not of the form task_<random> (Layer 2 §1).`;
+    return 'task ids are of the form task_<random> (Layer 2 §1).';
   }
   return undefined;
 }
@@ -27,41 +52,31 @@ export const renameFeature: Feature = {
     const { connection } = context;
 
     connection.onPrepareRename(({ textDocument, position }) => {
-      const found = taskIdAt(context, textDocument.uri, position);
-      if (found === undefined) {
-        throw new ResponseError(REQUEST_FAILED, 'Only a task id can be renamed here: place the cursor on a task id.');
-      }
-      const declaration = found.analysis.model.taskById.get(found.id);
-      if (declaration === undefined) {
-        throw new ResponseError(REQUEST_FAILED, `No task declares ${JSON.stringify(found.id)}: nothing to rename.`);
-      }
+      const found = declaredTaskIdAt(context, textDocument.uri, position);
+      const offset = found.document.offsetAt(position);
       const site = dagIndex(found.analysis.model)
         .occurrences(found.id)
-        .find((occurrence) => {
-          const offset = found.document.offsetAt(position);
-          return occurrence.node.offset <= offset && offset <= occurrence.node.offset + occurrence.node.length;
-        });
+        .find(({ node }) => node.offset <= offset && offset <= node.offset + node.length);
       // The id without its quotes, as the user edits it.
-      const node = site?.node ?? declaration.idNode!;
+      const node = site?.node ?? found.declaration.idNode!;
       const range = nodeRange(found.document, { offset: node.offset + 1, length: Math.max(0, node.length - 2) });
       return { range, placeholder: found.id };
     });
 
     connection.onRenameRequest(({ textDocument, position, newName }): WorkspaceEdit => {
-      const found = taskIdAt(context, textDocument.uri, position);
-      if (found === undefined) throw new ResponseError(REQUEST_FAILED, 'There is no task id here to rename.');
+      const found = declaredTaskIdAt(context, textDocument.uri, position);
       if (newName === found.id) return { changes: {} };
+      const refuseNewName = (why: string): never =>
+        refuse(`Cannot rename ${quoted(found.id)} to ${newName === '' ? 'an empty id' : quoted(newName)}: ${why}`);
       const invalid = invalidTaskId(newName, found.id);
-      if (invalid !== undefined) throw new ResponseError(REQUEST_FAILED, invalid);
+      if (invalid !== undefined) refuseNewName(invalid);
       const { model } = found.analysis;
-      if (model.taskById.has(newName)) {
-        const other = model.taskById.get(newName)!;
-        throw new ResponseError(
-          REQUEST_FAILED,
-          `Task #${other.index + 1} already has the id ${JSON.stringify(newName)}: task ids must be unique.`,
-        );
+      const holder = model.taskById.get(newName);
+      if (holder !== undefined) {
+        const line = found.document.positionAt(holder.idNode!.offset).line + 1;
+        refuseNewName(`task #${holder.index + 1} (line ${line}) already has that id, and task ids must be unique.`);
       }
-      const newText = JSON.stringify(newName);
+      const newText = quoted(newName);
       const edits: TextEdit[] = dagIndex(model)
         .occurrences(found.id)
         .sort((a, b) => a.node.offset - b.node.offset)
