@@ -17,11 +17,12 @@ async function openText(text: string): Promise<{ uri: string; diagnostics: Diagn
   return { uri, diagnostics: (await published).diagnostics };
 }
 
-const requestActions = (uri: string, diagnostic: Diagnostic, only?: string[]): Promise<CodeAction[]> =>
-  session.connection.sendRequest('textDocument/codeAction', {
+/** The code actions for a diagnostic: quick fixes only, the kinds `only` lists, or, with 'any', unfiltered. */
+const requestActions = (uri: string, diagnostic: Diagnostic, only: string[] | 'any' = ['quickfix']) =>
+  session.connection.sendRequest<CodeAction[]>('textDocument/codeAction', {
     textDocument: { uri },
     range: diagnostic.range,
-    context: { diagnostics: [diagnostic], ...(only === undefined ? {} : { only }) },
+    context: { diagnostics: [diagnostic], ...(only === 'any' ? {} : { only }) },
   });
 
 /** The `nth` diagnostic of `code` in the text, and the quick fixes offered for it. */
@@ -30,27 +31,52 @@ async function actionsFor(text: string, code: string, nth = 0) {
   const ofCode = diagnostics.filter((d) => d.code === code);
   const diagnostic = ofCode[nth];
   assert.ok(diagnostic, `no ${code} diagnostic #${nth} in ${JSON.stringify(diagnostics.map((d) => d.code))}`);
-  return { uri, diagnostic, ofCode, actions: await requestActions(uri, diagnostic) };
+  return { uri, diagnostic, diagnostics, ofCode, actions: await requestActions(uri, diagnostic) };
 }
 
+const errorsAndWarnings = (diagnostics: readonly Diagnostic[]) => diagnostics.filter((d) => (d.severity ?? 1) <= 2);
+const countByCode = (diagnostics: readonly Diagnostic[]) => {
+  const counts = new Map<string, number>();
+  for (const d of errorsAndWarnings(diagnostics)) counts.set(String(d.code), (counts.get(String(d.code)) ?? 0) + 1);
+  return counts;
+};
+
 /**
- * Applies the fix titled `title` for the `nth` diagnostic of `code`: checks the action's shape, that the result
- * parses and that the diagnostic is gone when the result is opened, and returns the resulting text.
+ * Applies an action's edit to the text as the editor would, sends the result as a change of the document and waits
+ * for its diagnostics; checks that the result parses and that no code has more errors or warnings than before.
  */
-async function applyFix(text: string, code: string, title: string, nth = 0): Promise<string> {
-  const { uri, diagnostic, ofCode, actions } = await actionsFor(text, code, nth);
-  const action = actions.find((a) => a.title === title);
-  assert.ok(action, `no action ${JSON.stringify(title)} among ${JSON.stringify(actions.map((a) => a.title))}`);
-  assert.equal(action.kind, 'quickfix');
-  assert.deepEqual(action.diagnostics, [diagnostic]);
+async function applyAction(uri: string, text: string, before: readonly Diagnostic[], action: CodeAction) {
   const changes = action.edit?.changes;
   assert.deepEqual(Object.keys(changes ?? {}), [uri]);
   const result = TextDocument.applyEdits(TextDocument.create(uri, 'acmp-dag', 1, text), changes![uri]!);
   assert.doesNotThrow(() => JSON.parse(result), result);
-  const after = (await openText(result)).diagnostics.filter((d) => d.code === code);
+  const version = ++versions;
+  const published = session.diagnostics(uri, (p) => p.version === version);
+  await session.change(uri, version, result);
+  const after = (await published).diagnostics;
+  const counts = countByCode(before);
+  for (const [code, count] of countByCode(after)) {
+    assert.ok(count <= (counts.get(code) ?? 0), `new ${code}: ${JSON.stringify(after.map((d) => d.message))}`);
+  }
+  return { text: result, diagnostics: after };
+}
+let versions = 1;
+
+/**
+ * Applies the quick fix titled `title` for the `nth` diagnostic of `code`, checks the action's shape, that the
+ * diagnostic is gone and that no new error appears, and returns the resulting text.
+ */
+async function applyFix(text: string, code: string, title: string, nth = 0): Promise<string> {
+  const { uri, diagnostic, diagnostics, ofCode, actions } = await actionsFor(text, code, nth);
+  const action = actions.find((a) => a.title === title);
+  assert.ok(action, `no action ${JSON.stringify(title)} among ${JSON.stringify(actions.map((a) => a.title))}`);
+  assert.equal(action.kind, 'quickfix');
+  assert.deepEqual(action.diagnostics, [diagnostic]);
+  const fixed = await applyAction(uri, text, diagnostics, action);
+  const after = fixed.diagnostics.filter((d) => d.code === code);
   assert.ok(after.length < ofCode.length, `${code} left: ${JSON.stringify(after.map((d) => d.message))}`);
   assert.ok(!after.some((d) => d.message === diagnostic.message), diagnostic.message as string);
-  return result;
+  return fixed.text;
 }
 
 /** A DAG written by hand: one-line tasks, inputs and edges, two-space indentation. */
@@ -186,7 +212,7 @@ describe('quick fix: dangling-edge', () => {
     assert.equal(fixed, withEdges(''));
   });
 
-  test('offers at most three close ids, never the other end, and no far ones', async () => {
+  test('offers at most three close ids, never the other end, and no far ones unless they lack the edge', async () => {
     const close = withEdges('{ "from": "task_fetch", "to": "task_fetcx" }')
       .replace('"task_summarize"', '"task_fetch2"')
       .replace('"task_sentiment"', '"task_fetch3"')
@@ -197,8 +223,16 @@ describe('quick fix: dangling-edge', () => {
       ['Change to "task_fetch2"', 'Change to "task_fetch3"', 'Remove edge "task_fetch" → "task_fetcx"'],
     );
     const far = await actionsFor(withEdges('{ "from": "task_fetch", "to": "totally_other" }'), 'dangling-edge');
+    // task_summarize reads task_fetch without an edge: it is what this edge was meant to reach, however far.
     assert.deepEqual(
       far.actions.map((a) => a.title),
+      ['Change to "task_summarize"', 'Remove edge "task_fetch" → "totally_other"'],
+    );
+    const unrelated = withEdges(
+      '{ "from": "task_fetch", "to": "totally_other" }, { "from": "task_fetch", "to": "task_summarize" }',
+    );
+    assert.deepEqual(
+      (await actionsFor(unrelated, 'dangling-edge')).actions.map((a) => a.title),
       ['Remove edge "task_fetch" → "totally_other"'],
     );
   });
@@ -380,6 +414,11 @@ describe('quick fixes answer only for their own current diagnostics', () => {
     const { uri, diagnostic } = await actionsFor(text, 'missing-edge');
     const shifted = { ...diagnostic, range: { ...diagnostic.range, end: diagnostic.range.start } };
     assert.deepEqual(await requestActions(uri, shifted), []);
+    assert.deepEqual(
+      (await requestActions(uri, shifted, 'any')).map((a) => a.kind),
+      ['source.fixAll'],
+      'unfiltered, only the fix-all of the whole file',
+    );
     assert.deepEqual(await requestActions(uri, { ...diagnostic, source: 'other-linter' }), []);
     assert.deepEqual(await requestActions(uri, diagnostic, ['refactor']), []);
     assert.equal((await requestActions(uri, diagnostic, ['quickfix'])).length, 1);

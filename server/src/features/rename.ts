@@ -1,6 +1,8 @@
 // Rename of a task id from any of its places: the declaration, every edge end and every reference change together.
 import { LSPErrorCodes, ResponseError, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import { dagIndex } from '../dag/dagIndex';
+import type { StringNode } from '../dag/json';
+import type { DagModel } from '../dag/model';
 import { nodeRange } from '../protocol/ranges';
 import type { Feature } from './feature';
 import { taskIdAt } from './navigation';
@@ -19,6 +21,23 @@ export function invalidTaskId(name: string, previous: string): string | undefine
     return `${JSON.stringify(name)} is not of the form task_<random> (Layer 2 §1).`;
   }
   return undefined;
+}
+
+/**
+ * The places that renaming the task id `id` to `newName` rewrites, in text order (the declaration, every edge end
+ * and every reference), or why it cannot be renamed so.
+ */
+export function renamePlaces(model: DagModel, id: string, newName: string): StringNode[] | string {
+  const invalid = invalidTaskId(newName, id);
+  if (invalid !== undefined) return invalid;
+  const other = model.taskById.get(newName);
+  if (other !== undefined) {
+    return `Task #${other.index + 1} already has the id ${JSON.stringify(newName)}: task ids must be unique.`;
+  }
+  return dagIndex(model)
+    .occurrences(id)
+    .sort((a, b) => a.node.offset - b.node.offset)
+    .map((occurrence) => occurrence.node);
 }
 
 export const renameFeature: Feature = {
@@ -51,21 +70,10 @@ export const renameFeature: Feature = {
       const found = taskIdAt(context, textDocument.uri, position);
       if (found === undefined) throw new ResponseError(REQUEST_FAILED, 'There is no task id here to rename.');
       if (newName === found.id) return { changes: {} };
-      const invalid = invalidTaskId(newName, found.id);
-      if (invalid !== undefined) throw new ResponseError(REQUEST_FAILED, invalid);
-      const { model } = found.analysis;
-      if (model.taskById.has(newName)) {
-        const other = model.taskById.get(newName)!;
-        throw new ResponseError(
-          REQUEST_FAILED,
-          `Task #${other.index + 1} already has the id ${JSON.stringify(newName)}: task ids must be unique.`,
-        );
-      }
+      const places = renamePlaces(found.analysis.model, found.id, newName);
+      if (typeof places === 'string') throw new ResponseError(REQUEST_FAILED, places);
       const newText = JSON.stringify(newName);
-      const edits: TextEdit[] = dagIndex(model)
-        .occurrences(found.id)
-        .sort((a, b) => a.node.offset - b.node.offset)
-        .map((occurrence) => ({ range: nodeRange(found.document, occurrence.node), newText }));
+      const edits: TextEdit[] = places.map((node) => ({ range: nodeRange(found.document, node), newText }));
       return { changes: { [textDocument.uri]: edits } };
     });
   },
