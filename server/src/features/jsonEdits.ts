@@ -157,8 +157,14 @@ export function editEntries(
   const last = spans[spans.length - 1];
   if (kept.length === 0 && (last !== undefined || appended.length > 0)) {
     const start = container.offset + 1;
+    const indent = lineIndent(text, container.offset);
+    // An empty object is filled on its line, as small objects are written (`"input": {}`); an array on lines of its own.
     const newText =
-      appended.length === 0 ? '' : block(joined(appended, style), lineIndent(text, container.offset), style);
+      appended.length === 0
+        ? ''
+        : container.kind === 'object'
+          ? ` ${joined(appended, { ...style, multiLine: false })(indent + style.indentUnit)} `
+          : block(joined(appended, style), indent, style);
     return [{ start, end: closingOffset(container) ?? last?.end ?? start, newText }];
   }
   const edits: OffsetEdit[] = [];
