@@ -680,3 +680,106 @@ describe('quick fix: unknown-capability and id-format', () => {
     assert.equal(fixed, text.replaceAll('"fetch"', '"task_fetch"'));
   });
 });
+
+describe('fix all', () => {
+  /** The file's source.fixAll action, asked for as an editor does on save: no diagnostics in the context. */
+  async function fixAll(text: string) {
+    const { uri, diagnostics } = await openText(text);
+    const actions = await session.connection.sendRequest<CodeAction[]>('textDocument/codeAction', {
+      textDocument: { uri },
+      range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+      context: { diagnostics: [], only: ['source.fixAll'] },
+    });
+    assert.deepEqual(
+      actions.map((a) => a.kind),
+      ['source.fixAll'],
+    );
+    return { title: actions[0]!.title, ...(await applyAction(uri, text, diagnostics, actions[0]!)) };
+  }
+
+  const TIERS = Array.from({ length: 20 }, (_, n) =>
+    withMore(task(`task_${n}`, `"input": { "type": "text", "data": "${n}" }`), '"preferred_tier": "C"'),
+  );
+
+  test('every tier wrong: one quick fix, and the source action, fix all 20 in one edit', async () => {
+    const text = dagOf(TIERS);
+    const { uri, diagnostic, diagnostics, actions } = await actionsFor(text, 'schema', 7);
+    const all = actions.find((a) => a.title === 'Fix all schema problems in this file (20)');
+    assert.ok(all, JSON.stringify(titles(actions)));
+    assert.equal(all.kind, 'quickfix');
+    assert.deepEqual(all.diagnostics, [diagnostic]);
+    const fixed = await applyAction(uri, text, diagnostics, all);
+    assert.deepEqual(fixed.diagnostics, []);
+    assert.equal(fixed.text, text.replaceAll('"preferred_tier": "C"', '"preferred_tier": "S"'));
+    const source = await fixAll(text);
+    assert.equal(source.title, 'Fix all problems in this file (20)');
+    assert.equal(source.text, fixed.text);
+  });
+
+  test('five missing edges: one action adds all five, to an empty list or to none', async () => {
+    const readers = Array.from({ length: 5 }, (_, n) =>
+      task(`task_r${n}`, '"input": { "source": { "from_task": "task_a" } }'),
+    );
+    const edges = readers.map((_, n) => `{ "from": "task_a", "to": "task_r${n}" }`);
+    const text = dagOf([ROOT, ...readers]);
+    const { uri, diagnostics, actions } = await actionsFor(text, 'missing-edge', 2);
+    const all = actions.find((a) => a.title === 'Fix all missing-edge problems in this file (5)');
+    assert.ok(all, JSON.stringify(titles(actions)));
+    const fixed = await applyAction(uri, text, diagnostics, all);
+    assert.equal(fixed.text, dagOf([ROOT, ...readers], edges));
+    assert.deepEqual(fixed.diagnostics, []);
+
+    const withoutEdges = text.replace('],\n  "edges": []', ']');
+    const added = await fixAll(withoutEdges);
+    assert.equal(added.text, dagOf([ROOT, ...readers], edges));
+  });
+
+  test('several kinds at once, removals side by side in one list included, make valid text without them', async () => {
+    const b = task('task_b', '"input": { "source": { "from_task": "task_a" } }');
+    const c = withMore(
+      task('task_c', '"input": { "source": { "from_task": "task_a" } }'),
+      '"metadata": { "dag_id": "dag_other" }, "timeout_sm": 5',
+    );
+    const ab = '{ "from": "task_a", "to": "task_b" }';
+    const text = dagOf([ROOT, b, c + ','], [ab, ab, ab, ab + ',']);
+    const { title, text: fixed, diagnostics } = await fixAll(text);
+    assert.equal(title, 'Fix all problems in this file (8)');
+    assert.deepEqual(
+      diagnostics.map((d) => d.code),
+      [],
+    );
+    assert.equal(
+      fixed,
+      dagOf(
+        [
+          ROOT,
+          b,
+          withMore(
+            task('task_c', '"input": { "source": { "from_task": "task_a" } }'),
+            '"metadata": { "dag_id": "dag_fix" }, "timeout_ms": 5',
+          ),
+        ],
+        [ab, '{ "from": "task_a", "to": "task_c" }'],
+      ),
+    );
+  });
+
+  test('a file without fixable problems gets no fix-all', async () => {
+    const { uri } = await openText(dagOf([ROOT]));
+    const actions = await session.connection.sendRequest<CodeAction[]>('textDocument/codeAction', {
+      textDocument: { uri },
+      range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+      context: { diagnostics: [] },
+    });
+    assert.deepEqual(actions, []);
+  });
+});
+
+describe('quick fix: an edge that cannot be completed', () => {
+  test('with one task, an edge without "to" can only be removed', async () => {
+    const text = dagOf([ROOT], ['{ "from": "task_a" }']);
+    const { actions } = await actionsFor(text, 'schema');
+    assert.deepEqual(titles(actions), [['Remove edge "task_a" → "?"', false]]);
+    assert.equal(await applyFix(text, 'schema', 'Remove edge "task_a" → "?"'), dagOf([ROOT]));
+  });
+});

@@ -22,11 +22,16 @@ export type Change =
       readonly container: ObjectNode | ArrayNode;
       /** The entry, rendered at its line's indentation (for an object, `"key": value`). */
       readonly render: (indent: string) => string;
+    }
+  | {
       /**
-       * The entry is an element of the array property `list` of the object, which does not exist yet: the elements
-       * appended to one such list make one new property.
+       * Adds the array property `list`, which the object does not have yet, with the element (none: an empty list).
+       * The elements added to one such list make one new property.
        */
-      readonly list?: string;
+      readonly kind: 'append-list';
+      readonly container: ObjectNode;
+      readonly list: string;
+      readonly element?: (indent: string) => string;
     };
 
 export interface Fix {
@@ -96,7 +101,7 @@ export const replace = (edit: OffsetEdit): Change => ({ kind: 'replace', ...edit
 function claim(change: Change): { start: number; end: number } {
   if (change.kind === 'replace') return change;
   const { container } = change;
-  if (change.kind === 'append') {
+  if (change.kind === 'append' || change.kind === 'append-list') {
     // Appends to one container combine; only a change around the container's end excludes them.
     const at = container.offset + container.length - 1;
     return { start: at, end: at };
@@ -143,8 +148,11 @@ export function resolveChanges(text: string, style: DocumentStyle, changes: read
       containers.set(container.offset, entries);
     }
     if (change.kind === 'remove') entries.removed.add(change.index);
-    else if (change.list === undefined) entries.appended.push(change.render);
-    else entries.lists.set(change.list, [...(entries.lists.get(change.list) ?? []), change.render]);
+    else if (change.kind === 'append') entries.appended.push(change.render);
+    else {
+      const elements = entries.lists.get(change.list) ?? [];
+      entries.lists.set(change.list, change.element === undefined ? elements : [...elements, change.element]);
+    }
   }
   for (const { container, removed, appended, lists } of containers.values()) {
     if (container.kind === 'object') {

@@ -126,13 +126,13 @@ const joined =
   (indent: string): string =>
     renders.map((render) => render(indent)).join(style.multiLine ? `,\n${indent}` : ', ');
 
-/** An array of the rendered elements, each at its indentation; the array's own line is indented by `indent`. */
+/** An array of the rendered elements (maybe none), each at its indentation; the array's own line is indented by `indent`. */
 export function renderArray(
   renders: readonly ((indent: string) => string)[],
   indent: string,
   style: DocumentStyle,
 ): string {
-  return `[${block(joined(renders, style), indent, style)}]`;
+  return renders.length === 0 ? '[]' : `[${block(joined(renders, style), indent, style)}]`;
 }
 
 const entrySpans = (container: ObjectNode | ArrayNode): Span[] =>

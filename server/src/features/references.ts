@@ -92,7 +92,7 @@ function addEdge(analysis: DagAnalysis, from: string, to: string, like: ObjectNo
         last?.kind === 'object' ? renderObject(objectLayout(text, last), entries) : firstEdge(indent),
     };
   }
-  return root.has('edges') ? undefined : { kind: 'append', container: root, list: 'edges', render: firstEdge };
+  return root.has('edges') ? undefined : { kind: 'append-list', container: root, list: 'edges', element: firstEdge };
 }
 
 export function removeEdge(analysis: DagAnalysis, edge: EdgeDeclaration, verb: string, preferred: boolean): Fix[] {

@@ -6,7 +6,7 @@ import { dagJsonSchema } from '../dag/jsonSchema';
 import { edgeAt } from '../dag/site';
 import { type Change, type Fix, type Target, closestNames, replace, spans } from './fixChanges';
 import { documentStyle, objectLayout, propertyEntry, reindented, renderObject, replaceValue } from './jsonEdits';
-import { edgeEndCandidates, missingEdges } from './references';
+import { edgeEndCandidates, missingEdges, removeEdge } from './references';
 import { freshTaskId } from './taskIds';
 
 interface JsonSchema {
@@ -131,9 +131,6 @@ function placeholder(
   switch (key) {
     case 'dag_id':
       return value(dagIdFor(target));
-    case 'tasks':
-    case 'edges':
-      return () => '[]';
     case 'task_id':
       return value(freshTaskId(analysis));
     case 'capability':
@@ -175,6 +172,11 @@ function requiredFixes(
   const pair = path[0] === 'edges' && missing.length === 2 ? missingEdges(target.analysis.model)[0] : undefined;
   const additions: { key: string; change: Change }[] = [];
   for (const key of missing) {
+    // The lists of the DAG are added as lists, so that fixes adding elements to the same list make one property.
+    if (path.length === 0 && (key === 'tasks' || key === 'edges')) {
+      additions.push({ key, change: { kind: 'append-list', container: object, list: key } });
+      continue;
+    }
     const render =
       pair === undefined ? placeholder(target, path, object, key) : () => JSON.stringify(pair[key as 'from' | 'to']);
     if (render !== undefined)
@@ -195,7 +197,11 @@ function requiredFixes(
       preferred: true,
     });
   }
-  return fixes;
+  // An edge that cannot be completed without a new error can still go.
+  const edge = path[0] === 'edges' && typeof path[1] === 'number' ? edgeAt(target.analysis.model, path[1]) : undefined;
+  return edge !== undefined && additions.length < missing.length
+    ? [...fixes, ...removeEdge(target.analysis, edge, 'Remove edge', false)]
+    : fixes;
 }
 
 export function fixSchema(target: Target): Fix[] {
