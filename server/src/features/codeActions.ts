@@ -27,6 +27,7 @@ import {
 import { type DocumentStyle, type OffsetEdit, documentStyle, replaceValue } from './jsonEdits';
 import {
   addMissingEdge,
+  edgeName,
   fixDanglingEdge,
   fixInputShape,
   fixSourceShape,
@@ -80,11 +81,7 @@ function fixStreamField(target: Target): Fix[] {
   return [
     ...(edge === undefined
       ? []
-      : dropProperty(
-          edge.node,
-          'stream_eligible',
-          `Drop stream_eligible from edge "${edge.from ?? '?'}" → "${edge.to ?? '?'}"`,
-        )),
+      : dropProperty(edge.node, 'stream_eligible', `Drop stream_eligible from edge ${edgeName(edge)}`)),
     ...dropProperty(site.task.sourceNode, 'field', `Remove field ${JSON.stringify(site.node.value)}`),
   ];
 }

@@ -2,7 +2,7 @@
 // inputs and sources. Candidate ids are ranked as completion ranks them (`rankTaskIds`).
 import type { DagAnalysis } from '../dag/analyze';
 import { dagIndex } from '../dag/dagIndex';
-import type { ArrayNode, ObjectNode } from '../dag/json';
+import type { JsonNode, ObjectNode } from '../dag/json';
 import type { DagModel, EdgeDeclaration, TaskDeclaration } from '../dag/model';
 import { type Site, siteAt, siteString, taskAt } from '../dag/site';
 import {
@@ -19,7 +19,7 @@ import {
 import { documentStyle, objectLayout, propertyEntry, reindented, renderObject, replaceValue } from './jsonEdits';
 import { FEEDS_SELF, OTHER, rankTaskIds, rankedPositions } from './taskIds';
 
-const edgeName = (edge: EdgeDeclaration): string => `"${edge.from ?? '?'}" → "${edge.to ?? '?'}"`;
+export const edgeName = (edge: EdgeDeclaration): string => `"${edge.from ?? '?'}" → "${edge.to ?? '?'}"`;
 
 /** The site the diagnostic is on, when its node is exactly the diagnostic's span. */
 export function siteOf(target: Target): Site | undefined {
@@ -129,7 +129,7 @@ function readCandidates(
 function readFromOthers(
   target: Target,
   task: TaskDeclaration,
-  reference: ArrayNode['items'][number],
+  reference: JsonNode,
   via: 'from_task' | 'from_tasks',
 ): Fix[] {
   const { analysis } = target;
@@ -222,7 +222,7 @@ function readFromUpstream(
   }));
 }
 
-/** The indexes of `object`'s properties named one of `keys`. */
+/** Removes each of `object`'s properties named one of `keys`. */
 const propertiesNamed = (object: ObjectNode, keys: readonly string[]): Change[] =>
   object.properties.flatMap((property, index) =>
     keys.includes(property.key.value) ? [{ kind: 'remove', container: object, index } as const] : [],

@@ -1,7 +1,7 @@
 // Quick fixes for `schema` diagnostics, read off the format's JSON Schema (generated from the zod schema, the single
 // source of truth): a value outside an enum, an unknown property, a missing required property.
 import { distance } from 'fastest-levenshtein';
-import type { JsonDocument, JsonNode, ObjectNode } from '../dag/json';
+import { type JsonDocument, type JsonNode, type ObjectNode, childOf } from '../dag/json';
 import { dagJsonSchema } from '../dag/jsonSchema';
 import { edgeAt } from '../dag/site';
 import { type Change, type Fix, type Target, closestNames, replace, spans } from './fixChanges';
@@ -39,12 +39,7 @@ function schemaAt(document: JsonDocument, path: readonly (string | number)[]): J
     if (schema === undefined) return undefined;
     schema = meant(schema, node);
     schema = typeof segment === 'number' ? schema.items : schema.properties?.[segment];
-    node =
-      node?.kind === 'object' && typeof segment === 'string'
-        ? node.get(segment)
-        : node?.kind === 'array' && typeof segment === 'number'
-          ? node.item(segment)
-          : undefined;
+    node = childOf(node, segment);
   }
   return schema === undefined ? undefined : meant(schema, node);
 }
