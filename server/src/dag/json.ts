@@ -587,7 +587,7 @@ type Frame =
   | { readonly index: number; readonly kind: 'array'; state: ArrayState };
 
 /** Where an offset is, as a person reads it (lines and columns from 1); counted only when a message needs it. */
-function lineAndColumn(text: string, offset: number): string {
+export function lineAndColumnOf(text: string, offset: number): { line: number; column: number } {
   let line = 1;
   let lineStart = 0;
   for (let i = 0; i < offset; i++) {
@@ -598,7 +598,12 @@ function lineAndColumn(text: string, offset: number): string {
       lineStart = i + 1;
     }
   }
-  return `line ${line}, column ${offset - lineStart + 1}`;
+  return { line, column: offset - lineStart + 1 };
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const { line, column } = lineAndColumnOf(text, offset);
+  return `line ${line}, column ${column}`;
 }
 
 /** Parses any text into the document, recovering from every error; returns the syntax errors. */

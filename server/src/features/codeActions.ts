@@ -1,60 +1,43 @@
-// Quick fixes keyed by diagnostic code (design.md §4), each one WorkspaceEdit that keeps the file's layout.
-import { distance } from 'fastest-levenshtein';
+// Quick fixes keyed by diagnostic code (design.md §4: a message that states its fix comes with a quick fix that does
+// it), each one WorkspaceEdit that keeps the file's layout; and "fix all": the preferred fix of every diagnostic of the
+// server's own analysis in one edit (one undo), as `source.fixAll` and, per code, as a quick fix.
 import { type CodeAction, CodeActionKind, type Diagnostic } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DagAnalysis } from '../dag/analyze';
 import { dagIndex } from '../dag/dagIndex';
-import type { DiagnosticCode } from '../dag/diagnostic';
-import type { JsonNode, ObjectNode } from '../dag/json';
-import type { DagModel, EdgeDeclaration, TaskDeclaration } from '../dag/model';
-import { type Site, edgeAt, siteAt, siteString } from '../dag/site';
+import type { DagDiagnostic, DiagnosticCode } from '../dag/diagnostic';
+import type { EdgeDeclaration, TaskDeclaration } from '../dag/model';
+import { edgeAt } from '../dag/site';
 import { DIAGNOSTIC_SOURCE } from '../protocol/diagnostics';
 import { spanRange } from '../protocol/ranges';
+import { knownCapabilities } from '../protocol/settings';
 import { type Feature, analysisOf } from './feature';
 import {
-  type OffsetEdit,
-  appendElement,
-  appendProperty,
-  documentStyle,
-  objectLayout,
-  reindented,
-  removeElement,
-  removeProperty,
-  renderArray,
-  renderObject,
-  replaceValue,
-} from './jsonEdits';
-
-interface Fix {
-  readonly title: string;
-  readonly edits: readonly OffsetEdit[];
-  readonly preferred?: boolean;
-}
-
-/** What a fix works on: the diagnostic, its span in the analysed text, and that analysis. */
-interface Target {
-  readonly diagnostic: Diagnostic;
-  readonly document: TextDocument;
-  readonly analysis: DagAnalysis;
-  readonly start: number;
-  readonly end: number;
-}
-
-const MAX_SUGGESTIONS = 3;
-
-const spans = (node: JsonNode | undefined, start: number, end: number): boolean =>
-  node !== undefined && node.offset === start && node.offset + node.length === end;
-
-const edgeName = (edge: EdgeDeclaration): string => `"${edge.from ?? '?'}" → "${edge.to ?? '?'}"`;
-
-/**
- * The site the diagnostic is on, when its node is exactly the diagnostic's span: a diagnostic of an older version of
- * the text gets no fix rather than a wrong one.
- */
-function siteOf(target: Target): Site | undefined {
-  const site = siteAt(target.analysis.document, target.analysis.model, target.start);
-  return 'node' in site && spans(site.node, target.start, target.end) ? site : undefined;
-}
+  type Change,
+  type Fix,
+  type Target,
+  changeTo,
+  closestNames,
+  compatible,
+  dropProperty,
+  replace,
+  resolveChanges,
+  spans,
+} from './fixChanges';
+import { type DocumentStyle, type OffsetEdit, documentStyle, replaceValue } from './jsonEdits';
+import {
+  addMissingEdge,
+  edgeName,
+  fixDanglingEdge,
+  fixInputShape,
+  fixSourceShape,
+  fixUnknownTask,
+  removeEdge,
+  siteOf,
+  taskOf,
+} from './references';
+import { renamePlaces } from './rename';
+import { fixSchema } from './schemaFixes';
 
 /** The edge whose object or one of whose ends is exactly `[start, end)`. */
 function edgeOn(analysis: DagAnalysis, start: number, end: number): EdgeDeclaration | undefined {
@@ -65,110 +48,6 @@ function edgeOn(analysis: DagAnalysis, start: number, end: number): EdgeDeclarat
     : undefined;
 }
 
-/** The task ids close enough to `id` to be what was meant, closest first; never one of `excluded`. */
-function closestIds(model: DagModel, id: string, excluded: readonly (string | undefined)[]): string[] {
-  const scored: { id: string; distance: number }[] = [];
-  for (const candidate of model.taskById.keys()) {
-    if (excluded.includes(candidate)) continue;
-    const edits = distance(id, candidate);
-    // A typo changes about one character in three at most; farther ids are other tasks, not what was meant.
-    if (edits <= Math.max(1, Math.floor(Math.max(id.length, candidate.length) / 3))) {
-      scored.push({ id: candidate, distance: edits });
-    }
-  }
-  scored.sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return scored.slice(0, MAX_SUGGESTIONS).map((entry) => entry.id);
-}
-
-/** "Change to …" for each close id, the closest preferred; `nodes` are the places the fix rewrites. */
-const changeTo = (candidates: readonly string[], nodes: readonly JsonNode[]): Fix[] =>
-  candidates.map((candidate, rank) => ({
-    title: `Change to "${candidate}"`,
-    edits: nodes.map((node) => replaceValue(node, candidate)),
-    preferred: rank === 0,
-  }));
-
-function removeEdge(target: Target, edge: EdgeDeclaration, verb: string, preferred: boolean): Fix[] {
-  const edges = target.analysis.model.root?.get('edges');
-  const edit = edges?.kind === 'array' ? removeElement(target.analysis.document.text, edges, edge.index) : undefined;
-  return edit === undefined ? [] : [{ title: `${verb} ${edgeName(edge)}`, edits: [edit], preferred }];
-}
-
-/** Removes the last property named `key` (the one JSON.parse keeps). */
-function dropProperty(target: Target, object: ObjectNode | undefined, key: string, title: string): Fix[] {
-  const property = object?.properties.filter((candidate) => candidate.key.value === key).pop();
-  const edit = object && property && removeProperty(target.analysis.document.text, object, property);
-  return edit === undefined ? [] : [{ title, edits: [edit] }];
-}
-
-function addMissingEdge(target: Target): Fix[] {
-  const site = siteOf(target);
-  if (site?.kind !== 'reference') return [];
-  const { model, document } = target.analysis;
-  const from = siteString(site);
-  const to = site.task.id;
-  const root = model.root;
-  const source = site.task.sourceNode;
-  if (from === undefined || to === undefined || root === undefined || source === undefined) return [];
-  if (
-    dagIndex(model)
-      .upstream(site.task)
-      .some((task) => task.id === from)
-  )
-    return [];
-  const text = document.text;
-  const style = documentStyle(text, root);
-  const entries = [
-    ['from', from],
-    ['to', to],
-  ] as const;
-  // Without an edge to copy, the new one is written like the task's source, a small object of the same file.
-  const firstEdge = (indent: string): string =>
-    renderObject(reindented(objectLayout(text, source), indent, style), entries);
-  const edges = root.get('edges');
-  let edit: OffsetEdit;
-  if (edges?.kind === 'array') {
-    const last = edges.items[edges.items.length - 1];
-    edit = appendElement(
-      text,
-      edges,
-      (indent) => (last?.kind === 'object' ? renderObject(objectLayout(text, last), entries) : firstEdge(indent)),
-      style,
-    );
-  } else if (!root.has('edges')) {
-    edit = appendProperty(text, root, 'edges', (indent) => renderArray(firstEdge, indent, style), style);
-  } else {
-    return [];
-  }
-  return [{ title: `Add edge "${from}" → "${to}"`, edits: [edit], preferred: true }];
-}
-
-function fixDanglingEdge(target: Target): Fix[] {
-  const site = siteOf(target);
-  if (site?.kind !== 'edge-end' || site.node?.kind !== 'string') return [];
-  // The other end is never suggested: that would make a self-loop.
-  const otherEnd = site.end === 'from' ? site.edge.to : site.edge.from;
-  return [
-    ...changeTo(closestIds(target.analysis.model, site.node.value, [otherEnd]), [site.node]),
-    ...removeEdge(target, site.edge, 'Remove edge', false),
-  ];
-}
-
-function fixUnknownTask(target: Target): Fix[] {
-  const site = siteOf(target);
-  if (site?.kind !== 'reference' || site.node?.kind !== 'string') return [];
-  const { model } = target.analysis;
-  const { task, node } = site;
-  // The edges into this task that name the same id change with the reference, so no dangling edge is left behind.
-  const misspelledEdges = dagIndex(model)
-    .occurrences(node.value)
-    .filter((occurrence) => occurrence.kind === 'edge-from' && task.id !== undefined && occurrence.edge!.to === task.id)
-    .map((occurrence) => occurrence.node);
-  // Neither the task itself (a self-reference) nor an id its source already names (a duplicate reference).
-  const named = Array.from({ length: task.referenceCount }, (_, position) => task.referencedId(position));
-  return changeTo(closestIds(model, node.value, [task.id, ...named]), [node, ...misspelledEdges]);
-}
-
 function renameDuplicateTask(target: Target): Fix[] {
   const site = siteOf(target);
   if (site?.kind !== 'task-id' || site.node?.kind !== 'string' || site.task.duplicateOf === undefined) return [];
@@ -177,15 +56,16 @@ function renameDuplicateTask(target: Target): Fix[] {
   // Not taken anywhere: an id only some edge or reference names would silently connect to the renamed task.
   while (index.occurrences(`${site.node.value}_${suffix}`).length > 0) suffix++;
   const fresh = `${site.node.value}_${suffix}`;
-  return [{ title: `Rename this task to "${fresh}"`, edits: [replaceValue(site.node, fresh)], preferred: true }];
+  return [
+    { title: `Rename this task to "${fresh}"`, changes: [replace(replaceValue(site.node, fresh))], preferred: true },
+  ];
 }
 
-/** The stream_eligible edge a `stream-field` diagnostic names: its related location, else the model's edge. */
+/** The stream_eligible edge a `stream-field` diagnostic names: its related place, else the model's edge. */
 function streamEdgeOf(target: Target, task: TaskDeclaration): EdgeDeclaration | undefined {
-  const { document, analysis } = target;
-  for (const { location } of target.diagnostic.relatedInformation ?? []) {
-    if (location.uri !== document.uri) continue;
-    const edge = edgeOn(analysis, document.offsetAt(location.range.start), document.offsetAt(location.range.end));
+  const { analysis } = target;
+  for (const { start, end } of target.related) {
+    const edge = edgeOn(analysis, start, end);
     if (edge?.streamEligible === true) return edge;
   }
   const referenced = new Set(task.references.map((reference) => reference.taskId));
@@ -201,19 +81,78 @@ function fixStreamField(target: Target): Fix[] {
   return [
     ...(edge === undefined
       ? []
-      : dropProperty(target, edge.node, 'stream_eligible', `Drop stream_eligible from edge ${edgeName(edge)}`)),
-    ...dropProperty(target, site.task.sourceNode, 'field', `Remove field ${JSON.stringify(site.node.value)}`),
+      : dropProperty(edge.node, 'stream_eligible', `Drop stream_eligible from edge ${edgeName(edge)}`)),
+    ...dropProperty(site.task.sourceNode, 'field', `Remove field ${JSON.stringify(site.node.value)}`),
   ];
 }
 
 function edgeFix(verb: string, preferred: boolean): (target: Target) => Fix[] {
   return (target) => {
     const edge = edgeOn(target.analysis, target.start, target.end);
-    return edge === undefined ? [] : removeEdge(target, edge, verb, preferred);
+    return edge === undefined ? [] : removeEdge(target.analysis, edge, verb, preferred);
   };
 }
 
+/** The parser's trailing comma is the one syntax error whose fix is certain: the message and the text say which. */
+function removeTrailingComma(target: Target): Fix[] {
+  const { text } = target.analysis.document;
+  if (!target.message.startsWith('Trailing comma') || text.slice(target.start, target.end) !== ',') return [];
+  return [
+    {
+      title: 'Remove trailing comma',
+      changes: [replace({ start: target.start, end: target.end, newText: '' })],
+      preferred: true,
+    },
+  ];
+}
+
+function fixMetadataDagId(target: Target): Fix[] {
+  const task = taskOf(target);
+  const node = task?.metadataDagIdNode;
+  const dagId = target.analysis.model.dagId;
+  if (task === undefined || dagId === undefined || !spans(node, target.start, target.end)) return [];
+  const metadata = task.node.get('metadata');
+  return [
+    {
+      title: `Set metadata.dag_id to ${JSON.stringify(dagId)}`,
+      changes: [replace(replaceValue(node!, dagId))],
+      preferred: true,
+    },
+    ...(metadata?.kind === 'object' ? dropProperty(metadata, 'dag_id', 'Remove metadata.dag_id') : []),
+  ];
+}
+
+/** Rename a task id to `task_<id>` everywhere it is written, as rename does; a dag_id to `dag_<id>`. */
+function fixIdFormat(target: Target): Fix[] {
+  const site = siteOf(target);
+  if (site?.kind === 'dag-id' && site.node?.kind === 'string') {
+    const fresh = `dag_${site.node.value}`;
+    return [{ title: `Rename to ${JSON.stringify(fresh)}`, changes: [replace(replaceValue(site.node, fresh))] }];
+  }
+  if (site?.kind !== 'task-id' || site.node?.kind !== 'string') return [];
+  const fresh = `task_${site.node.value}`;
+  const places = renamePlaces(target.analysis, site.node.value, fresh);
+  return typeof places === 'string'
+    ? []
+    : [
+        {
+          title: `Rename to ${JSON.stringify(fresh)}`,
+          changes: places.map((node) => replace(replaceValue(node, fresh))),
+        },
+      ];
+}
+
+function fixUnknownCapability(target: Target): Fix[] {
+  const site = siteOf(target);
+  if (site?.kind !== 'capability' || site.node?.kind !== 'string' || target.knownCapabilities === undefined) return [];
+  return changeTo(closestNames(target.knownCapabilities, site.node.value, []), [site.node]);
+}
+
 const FIXES = new Map<string, (target: Target) => Fix[]>([
+  ['json-syntax', removeTrailingComma],
+  ['schema', fixSchema],
+  ['input-shape', fixInputShape],
+  ['source-shape', fixSourceShape],
   ['missing-edge', addMissingEdge],
   ['dangling-edge', fixDanglingEdge],
   ['unknown-task', fixUnknownTask],
@@ -221,46 +160,148 @@ const FIXES = new Map<string, (target: Target) => Fix[]>([
   ['duplicate-task-id', renameDuplicateTask],
   ['stream-field', fixStreamField],
   ['cycle', edgeFix('Remove edge', false)],
+  ['metadata-dag-id', fixMetadataDagId],
+  ['id-format', fixIdFormat],
+  ['unknown-capability', fixUnknownCapability],
 ] satisfies [DiagnosticCode, (target: Target) => Fix[]][]);
 
-export const codeActionsFeature: Feature = {
-  capabilities: { codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] } },
-  register(context) {
-    context.connection.onCodeAction(({ textDocument, context: { diagnostics, only } }): CodeAction[] => {
-      if (
-        only !== undefined &&
-        !only.some((kind) => kind === CodeActionKind.Empty || kind === CodeActionKind.QuickFix)
-      ) {
-        return [];
-      }
-      const open = analysisOf(context, textDocument.uri);
-      if (open === undefined) return [];
-      const { document, analysis } = open;
-      return diagnostics.flatMap((diagnostic) => {
-        const fixes = diagnostic.source === DIAGNOSTIC_SOURCE ? FIXES.get(String(diagnostic.code)) : undefined;
-        if (fixes === undefined) return [];
-        const target: Target = {
-          diagnostic,
-          document,
-          analysis,
-          start: document.offsetAt(diagnostic.range.start),
-          end: document.offsetAt(diagnostic.range.end),
-        };
-        return fixes(target).map((fix): CodeAction => ({
-          title: fix.title,
-          kind: CodeActionKind.QuickFix,
-          diagnostics: [diagnostic],
-          edit: {
-            changes: {
-              [document.uri]: fix.edits.map(({ start, end, newText }) => ({
-                range: spanRange(document, start, end),
-                newText,
-              })),
-            },
-          },
-          ...(fix.preferred === true ? { isPreferred: true } : {}),
-        }));
+/** Where a fix's changes are written to: the analysed document, its text, and the file's layout. */
+interface Scope {
+  readonly document: TextDocument;
+  readonly analysis: DagAnalysis;
+  readonly style: DocumentStyle;
+  readonly knownCapabilities: readonly string[] | undefined;
+}
+
+const fixesOf = (scope: Scope, diagnostic: Omit<Target, 'uri' | 'analysis' | 'knownCapabilities'>): Fix[] => {
+  const fixes = FIXES.get(diagnostic.code);
+  if (fixes === undefined) return [];
+  const { document, analysis } = scope;
+  return fixes({ ...diagnostic, uri: document.uri, analysis, knownCapabilities: scope.knownCapabilities });
+};
+
+const resolved = (scope: Scope, changes: readonly Change[]): OffsetEdit[] =>
+  resolveChanges(scope.analysis.document.text, scope.style, changes);
+
+/**
+ * The preferred fix of each of the analysis's diagnostics that `accept` takes, as far as they go together: in text
+ * order, a fix that changes text an earlier one changes is left for the next run, and a fix that another diagnostic
+ * brought already (two on one object) is not made twice.
+ */
+function preferredFixes(scope: Scope, accept: (diagnostic: DagDiagnostic) => boolean): Change[][] {
+  const taken: Change[][] = [];
+  const seen = new Set<string>();
+  for (const diagnostic of scope.analysis.diagnostics) {
+    if (!accept(diagnostic)) continue;
+    const fix = fixesOf(scope, { ...diagnostic, related: diagnostic.related ?? [] }).find(
+      (candidate) => candidate.preferred,
+    );
+    if (fix === undefined) continue;
+    const key = JSON.stringify(resolved(scope, fix.changes));
+    if (seen.has(key) || !compatible(fix.changes, taken.flat())) continue;
+    seen.add(key);
+    taken.push([...fix.changes]);
+  }
+  return taken;
+}
+
+function action(
+  scope: Scope,
+  title: string,
+  kind: string,
+  changes: readonly Change[],
+  extra: Partial<CodeAction>,
+): CodeAction {
+  const { document } = scope;
+  return {
+    title,
+    kind,
+    ...extra,
+    edit: {
+      changes: {
+        [document.uri]: resolved(scope, changes).map(({ start, end, newText }) => ({
+          range: spanRange(document, start, end),
+          newText,
+        })),
+      },
+    },
+  };
+}
+
+/** Whether an action of `kind` is asked for: `only` lists kinds, each also standing for its sub-kinds. */
+const wanted = (only: readonly string[] | undefined, kind: string): boolean =>
+  only === undefined ||
+  only.some((asked) => asked === CodeActionKind.Empty || kind === asked || kind.startsWith(`${asked}.`));
+
+function quickFixes(scope: Scope, diagnostics: readonly Diagnostic[]): CodeAction[] {
+  const { document } = scope;
+  const actions = new Map<string, CodeAction>();
+  const fixAllOffered = new Set<string>();
+  for (const diagnostic of diagnostics) {
+    if (diagnostic.source !== DIAGNOSTIC_SOURCE) continue;
+    const code = String(diagnostic.code);
+    const start = document.offsetAt(diagnostic.range.start);
+    const end = document.offsetAt(diagnostic.range.end);
+    const related = (diagnostic.relatedInformation ?? [])
+      .filter(({ location }) => location.uri === document.uri)
+      .map(({ location }) => ({
+        start: document.offsetAt(location.range.start),
+        end: document.offsetAt(location.range.end),
+      }));
+    const message = typeof diagnostic.message === 'string' ? diagnostic.message : diagnostic.message.value;
+    const fixes = fixesOf(scope, { code, message, start, end, related });
+    for (const fix of fixes) {
+      const made = action(scope, fix.title, CodeActionKind.QuickFix, fix.changes, {
+        diagnostics: [diagnostic],
+        ...(fix.preferred === true ? { isPreferred: true } : {}),
       });
+      // The same fix for two diagnostics (two missing properties of one object) is offered once, for both.
+      const key = JSON.stringify([made.title, made.edit]);
+      const known = actions.get(key);
+      if (known === undefined) actions.set(key, made);
+      else known.diagnostics!.push(diagnostic);
+    }
+    if (fixes.length > 0 && !fixAllOffered.has(code)) {
+      fixAllOffered.add(code);
+      const all = preferredFixes(scope, (candidate) => candidate.code === code);
+      if (all.length > 1) {
+        const title = `Fix all ${code} problems in this file (${all.length})`;
+        actions.set(title, action(scope, title, CodeActionKind.QuickFix, all.flat(), { diagnostics: [diagnostic] }));
+      }
+    }
+  }
+  return [...actions.values()];
+}
+
+export const codeActionsFeature: Feature = {
+  capabilities: {
+    codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.SourceFixAll] },
+  },
+  register(context) {
+    context.connection.onCodeAction(async ({ textDocument, context: { diagnostics, only } }): Promise<CodeAction[]> => {
+      const wantsQuickFixes = wanted(only, CodeActionKind.QuickFix);
+      const wantsFixAll = wanted(only, CodeActionKind.SourceFixAll);
+      if (!wantsQuickFixes && !wantsFixAll) return [];
+      const settings = await context.settingsFor(textDocument.uri);
+      // Read after the settings: the document may have changed meanwhile, and only its current text is edited.
+      const open = analysisOf(context, textDocument.uri);
+      const root = open?.analysis.model.root;
+      if (open === undefined || root === undefined) return [];
+      const scope: Scope = {
+        ...open,
+        style: documentStyle(open.analysis.document.text, root),
+        knownCapabilities: knownCapabilities(settings.providers),
+      };
+      const actions = wantsQuickFixes ? quickFixes(scope, diagnostics) : [];
+      if (wantsFixAll) {
+        const all = preferredFixes(scope, () => true);
+        if (all.length > 0) {
+          actions.push(
+            action(scope, `Fix all problems in this file (${all.length})`, CodeActionKind.SourceFixAll, all.flat(), {}),
+          );
+        }
+      }
+      return actions;
     });
   },
 };

@@ -11,11 +11,10 @@ import {
 } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DagAnalysis } from '../dag/analyze';
-import { dagIndex } from '../dag/dagIndex';
 import type { JsonNode } from '../dag/json';
 import type { TaskDeclaration } from '../dag/model';
 import { TYPE_TAXONOMY } from '../dag/schema';
-import { type Site, siteAt } from '../dag/site';
+import { siteAt } from '../dag/site';
 import { nodeRange } from '../protocol/ranges';
 import type { ProviderConfig } from '../protocol/settings';
 import { BUILTIN_CAPABILITIES, builtinCapability } from '../run/builtin/catalog';
@@ -24,6 +23,7 @@ import { describeValue, knownOutput, outputPaths, preview } from './outputs';
 import { type Feature, type FeatureContext, analysisOf } from './feature';
 import { matchesQuery } from './matching';
 import { schemaCompletions } from './schemaService';
+import { CLOSES_CYCLE, FEEDS_SELF, type IdSite, JOINED, freshTaskId, rankTaskIds, rankedPositions } from './taskIds';
 
 /** Where a completed value goes: over the value being typed, or at the cursor when there is none yet. */
 function valueRange(document: TextDocument, node: JsonNode | undefined, offset: number): Range {
@@ -40,77 +40,30 @@ function stringItem(label: string, range: Range, item: Omit<CompletionItem, 'lab
 /** Sorts by rank, then in declaration order. */
 const sortKey = (rank: number, position: number): string => `${rank}${String(position).padStart(7, '0')}`;
 
-type IdSite = Extract<Site, { kind: 'edge-end' } | { kind: 'reference' }>;
-
 /**
  * At most this many task ids in one answer, the best ranked; the list is then marked incomplete, so the editor asks
  * again as the user types. Ten thousand items took 70 ms to send and read over stdio, most of it the JSON.
  */
 export const MAX_TASK_ID_ITEMS = 200;
 
-/**
- * Task ids for an edge end or a reference. An edge end never offers its other end (a self-loop); ids that would
- * close a cycle come last. Inside task T, tasks with an edge into T come first and T itself is never offered.
- * `typed` is the part of the id before the cursor.
- */
+/** Task ids for an edge end or a reference, ranked (see `rankTaskIds`); `typed` is the part before the cursor. */
 function taskIdItems(analysis: DagAnalysis, site: IdSite, typed: string, range: Range): CompletionList {
   const { model } = analysis;
-  const index = dagIndex(model);
-  let self: TaskDeclaration | undefined;
-  let closesCycle: Uint8Array | undefined;
-  let feedsSelf: ReadonlySet<TaskDeclaration> = new Set();
-  let listed: ReadonlySet<string> = new Set();
-  let cycleNote = '';
-  /** The tasks already joined to the other end by an edge in the same direction (a duplicate edge). */
-  let joined: ReadonlySet<TaskDeclaration> = new Set();
-  if (site.kind === 'edge-end') {
-    const otherId = site.end === 'from' ? site.edge.to : site.edge.from;
-    self = otherId === undefined ? undefined : model.taskById.get(otherId);
-    if (self !== undefined) {
-      // A new `from` X closes a cycle when X is downstream of `to`; a new `to` X when X is upstream of `from`.
-      closesCycle = index.reachable(self, site.end === 'from' ? 'downstream' : 'upstream');
-      cycleNote = site.end === 'from' ? `downstream of ${self.id}` : `upstream of ${self.id}`;
-      joined = new Set(site.end === 'from' ? index.upstream(self) : index.downstream(self));
-    }
-  } else {
-    self = site.task.duplicateOf ?? site.task;
-    closesCycle = index.reachable(self, 'downstream');
-    cycleNote = `downstream of ${self.id ?? 'this task'}`;
-    feedsSelf = new Set(index.upstream(self));
-    if (site.via === 'from_tasks') {
-      const current = site.node?.kind === 'string' ? site.node.value : undefined;
-      listed = new Set(
-        Array.from({ length: site.task.referenceCount }, (_, k) => site.task.referencedId(k)).filter(
-          (id) => id !== current,
-        ),
-      );
-    }
-  }
-  // The candidates by rank, each rank in declaration order, so the best are kept when there are too many.
-  const ranked: number[][] = [[], [], [], []];
-  const rankOf = (position: number): number => {
-    const task = model.tasks[position]!;
-    return closesCycle?.[position] === 1 ? 3 : joined.has(task) ? 2 : feedsSelf.has(task) ? 0 : 1;
-  };
-  for (let position = 0; position < model.tasks.length; position++) {
-    const task = model.tasks[position]!;
-    const id = task.id;
-    if (id === undefined || task.duplicateOf !== undefined || task === self || listed.has(id)) continue;
-    if (matchesQuery(id, typed)) ranked[rankOf(position)]!.push(position);
-  }
-  const kept = ranked.flat();
+  const ranking = rankTaskIds(model, site);
+  const { self, cycleNote } = ranking;
+  const kept = rankedPositions(model, ranking, (id) => matchesQuery(id, typed));
   const items: CompletionItem[] = [];
   for (const position of kept.slice(0, MAX_TASK_ID_ITEMS)) {
     const task = model.tasks[position]!;
     const id = task.id!;
-    const rank = rankOf(position);
-    const cycle = rank === 3;
-    const duplicate = rank === 2;
+    const rank = ranking.rankOf(position)!;
+    const cycle = rank === CLOSES_CYCLE;
+    const duplicate = rank === JOINED;
     const note = cycle
       ? ` · would close a cycle (${cycleNote})`
       : duplicate
         ? ' · this edge exists already'
-        : rank === 0
+        : rank === FEEDS_SELF
           ? ` · has an edge into ${self?.id ?? 'this task'}`
           : '';
     items.push(
@@ -224,14 +177,6 @@ function separated(text: string, offset: number, element: string): string {
   const lead = before >= 0 && /[}\]"\delu]/.test(text[before]!) ? ',' : '';
   const trail = after < text.length && /[{["\d\-tfn]/.test(text[after]!) ? ',' : '';
   return `${lead}${element}${trail}`;
-}
-
-/** The first `task_<n>` no task has, for a new task. */
-function freshTaskId(analysis: DagAnalysis): string {
-  for (let n = analysis.model.tasks.length + 1; ; n++) {
-    const id = `task_${String(n).padStart(2, '0')}`;
-    if (!analysis.model.taskById.has(id)) return id;
-  }
 }
 
 const escapeChoice = (value: string): string => value.replace(/[$}\\|,]/g, '\\$&');

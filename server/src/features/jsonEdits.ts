@@ -1,5 +1,6 @@
-// Text edits on the JSON syntax tree that keep the file's layout: remove an element or a property with exactly one
-// adjacent comma and its whitespace, append one in the style of its neighbours, render a small object in a given style.
+// Text edits on the JSON syntax tree that keep the file's layout: remove elements or properties with exactly one
+// adjacent comma and their whitespace, append some in the style of their neighbours, render a small object in a given
+// style.
 import type { ArrayNode, JsonNode, ObjectNode, PropertyNode } from '../dag/json';
 
 /** Replace `[start, end)` of the text with `newText`. */
@@ -119,85 +120,93 @@ function block(render: (indent: string) => string, outer: string, style: Documen
   return style.multiLine ? `\n${inner}${render(inner)}\n${outer}` : render(inner);
 }
 
-/** An array of one element, the element rendered at its indentation; the array's own line is indented by `indent`. */
-export function renderArray(render: (indent: string) => string, indent: string, style: DocumentStyle): string {
-  return `[${block(render, indent, style)}]`;
+/** Several entries rendered at one indentation, each on its own line in a multi-line file. */
+const joined =
+  (renders: readonly ((indent: string) => string)[], style: DocumentStyle) =>
+  (indent: string): string =>
+    renders.map((render) => render(indent)).join(style.multiLine ? `,\n${indent}` : ', ');
+
+/** An array of the rendered elements (maybe none), each at its indentation; the array's own line is indented by `indent`. */
+export function renderArray(
+  renders: readonly ((indent: string) => string)[],
+  indent: string,
+  style: DocumentStyle,
+): string {
+  return renders.length === 0 ? '[]' : `[${block(joined(renders, style), indent, style)}]`;
 }
+
+const entrySpans = (container: ObjectNode | ArrayNode): Span[] =>
+  container.kind === 'object' ? container.properties.map(propertySpan) : elementSpans(container);
 
 /**
- * Removes entry `index`: with the comma and whitespace after it, so the next entry takes its place and indentation;
- * the last one with the comma and whitespace before it; the only one leaving the container empty (`[]`, `{}`).
+ * One change of a container's entries: removes those at `removed` and appends `appended` after the last. A removed
+ * entry goes with the comma and whitespace after it, so the next entry takes its place and indentation; removed last
+ * entries with the comma and whitespace before them; removing them all leaves the container empty (`[]`, `{}`). An
+ * appended entry is separated as the last two are, or fills an empty container. Several removals and appends in one
+ * container come out as text that is still valid, which separate edits would not (two of them overlap at a comma).
  */
-function removeEntry(
+export function editEntries(
   text: string,
   container: ObjectNode | ArrayNode,
-  spans: readonly Span[],
-  index: number,
-): OffsetEdit | undefined {
-  const span = spans[index];
-  if (span === undefined) return undefined;
-  if (spans.length === 1) {
-    return { start: container.offset + 1, end: closingOffset(container) ?? span.end, newText: '' };
-  }
-  const next = spans[index + 1];
-  if (next !== undefined) {
-    const after = skipBlank(text, skipComma(text, skipBlank(text, span.end, 1), 1), 1);
-    return { start: span.start, end: Math.min(after, next.start), newText: '' };
-  }
-  const before = skipBlank(text, skipComma(text, skipBlank(text, span.start, -1), -1), -1);
-  return { start: Math.max(before, spans[index - 1]!.end), end: span.end, newText: '' };
-}
-
-/** Adds an entry after the last one, separated as the last two are, or fills an empty container. */
-function appendEntry(
-  text: string,
-  container: ObjectNode | ArrayNode,
-  spans: readonly Span[],
-  render: (indent: string) => string,
+  removed: ReadonlySet<number>,
+  appended: readonly ((indent: string) => string)[],
   style: DocumentStyle,
-): OffsetEdit {
+): OffsetEdit[] {
+  const spans = entrySpans(container);
+  const kept = spans.filter((_, index) => !removed.has(index));
   const last = spans[spans.length - 1];
-  if (last === undefined) {
+  if (kept.length === 0 && (last !== undefined || appended.length > 0)) {
     const start = container.offset + 1;
-    return {
-      start,
-      end: closingOffset(container) ?? start,
-      newText: block(render, lineIndent(text, container.offset), style),
-    };
+    const indent = lineIndent(text, container.offset);
+    // An empty object is filled on its line, as small objects are written (`"input": {}`); an array on lines of its own.
+    const newText =
+      appended.length === 0
+        ? ''
+        : container.kind === 'object'
+          ? ` ${joined(appended, { ...style, multiLine: false })(indent + style.indentUnit)} `
+          : block(joined(appended, style), indent, style);
+    return [{ start, end: closingOffset(container) ?? last?.end ?? start, newText }];
   }
-  const between =
-    spans.length > 1
-      ? text.slice(spans[spans.length - 2]!.end, last.start)
-      : `,${text.slice(container.offset + 1, last.start)}`;
-  const separator = isSeparator(between, ',') ? between : ', ';
-  return { start: last.end, end: last.end, newText: separator + render(lineIndent(text, last.start)) };
+  const edits: OffsetEdit[] = [];
+  for (let first = 0; first < spans.length; first++) {
+    if (!removed.has(first)) continue;
+    let final = first;
+    while (removed.has(final + 1)) final++;
+    const next = spans[final + 1];
+    if (next !== undefined) {
+      const after = skipBlank(text, skipComma(text, skipBlank(text, spans[final]!.end, 1), 1), 1);
+      edits.push({ start: spans[first]!.start, end: Math.min(after, next.start), newText: '' });
+    } else {
+      const before = skipBlank(text, skipComma(text, skipBlank(text, spans[first]!.start, -1), -1), -1);
+      edits.push({ start: Math.max(before, spans[first - 1]!.end), end: spans[final]!.end, newText: '' });
+    }
+    first = final;
+  }
+  if (appended.length > 0 && last !== undefined) {
+    const between =
+      spans.length > 1
+        ? text.slice(spans[spans.length - 2]!.end, last.start)
+        : `,${text.slice(container.offset + 1, last.start)}`;
+    const separator = isSeparator(between, ',') ? between : ', ';
+    const indent = lineIndent(text, last.start);
+    edits.push({
+      start: last.end,
+      end: last.end,
+      newText: appended.map((render) => separator + render(indent)).join(''),
+    });
+  }
+  return edits;
 }
 
-export const removeElement = (text: string, array: ArrayNode, index: number): OffsetEdit | undefined =>
-  removeEntry(text, array, elementSpans(array), index);
-
-export const removeProperty = (text: string, object: ObjectNode, property: PropertyNode): OffsetEdit | undefined =>
-  removeEntry(text, object, object.properties.map(propertySpan), object.properties.indexOf(property));
-
-/** Appends an element rendered at its line's indentation. */
-export const appendElement = (
-  text: string,
-  array: ArrayNode,
-  render: (indent: string) => string,
-  style: DocumentStyle,
-): OffsetEdit => appendEntry(text, array, elementSpans(array), render, style);
-
-/** Appends the property `key`, its value rendered at the indentation of the property's line. */
-export function appendProperty(
+/** The entry `"key": value` of `object`, its value rendered at the indentation of the entry's line. */
+export function propertyEntry(
   text: string,
   object: ObjectNode,
   key: string,
   renderValue: (indent: string) => string,
-  style: DocumentStyle,
-): OffsetEdit {
+): (indent: string) => string {
   const { colon } = objectLayout(text, object);
-  const render = (indent: string): string => `${JSON.stringify(key)}${colon}${renderValue(indent)}`;
-  return appendEntry(text, object, object.properties.map(propertySpan), render, style);
+  return (indent) => `${JSON.stringify(key)}${colon}${renderValue(indent)}`;
 }
 
 /** Replaces a value with `value`, written as JSON. */

@@ -1,7 +1,9 @@
 // Rename of a task id from any of its places: the declaration, every edge end and every reference change together.
 import { LSPErrorCodes, ResponseError, type TextEdit, type WorkspaceEdit } from 'vscode-languageserver';
 import type { Position } from 'vscode-languageserver-textdocument';
+import type { DagAnalysis } from '../dag/analyze';
 import { dagIndex } from '../dag/dagIndex';
+import { type StringNode, lineAndColumnOf } from '../dag/json';
 import { nodeRange } from '../protocol/ranges';
 import type { Feature, FeatureContext } from './feature';
 import { taskIdAt } from './navigation';
@@ -46,6 +48,25 @@ export function invalidTaskId(name: string, previous: string): string | undefine
   return undefined;
 }
 
+/**
+ * The places that renaming the task id `id` to `newName` rewrites, in text order (the declaration, every edge end
+ * and every reference), or why it cannot be renamed so, as the end of a sentence.
+ */
+export function renamePlaces(analysis: DagAnalysis, id: string, newName: string): StringNode[] | string {
+  const { model, document } = analysis;
+  const invalid = invalidTaskId(newName, id);
+  if (invalid !== undefined) return invalid;
+  const holder = model.taskById.get(newName);
+  if (holder !== undefined) {
+    const { line } = lineAndColumnOf(document.text, holder.idNode!.offset);
+    return `task #${holder.index + 1} (line ${line}) already has that id, and task ids must be unique.`;
+  }
+  return dagIndex(model)
+    .occurrences(id)
+    .sort((a, b) => a.node.offset - b.node.offset)
+    .map((occurrence) => occurrence.node);
+}
+
 export const renameFeature: Feature = {
   capabilities: { renameProvider: { prepareProvider: true } },
   register(context) {
@@ -66,21 +87,12 @@ export const renameFeature: Feature = {
     connection.onRenameRequest(({ textDocument, position, newName }): WorkspaceEdit => {
       const found = declaredTaskIdAt(context, textDocument.uri, position);
       if (newName === found.id) return { changes: {} };
-      const refuseNewName = (why: string): never =>
-        refuse(`Cannot rename ${quoted(found.id)} to ${newName === '' ? 'an empty id' : quoted(newName)}: ${why}`);
-      const invalid = invalidTaskId(newName, found.id);
-      if (invalid !== undefined) refuseNewName(invalid);
-      const { model } = found.analysis;
-      const holder = model.taskById.get(newName);
-      if (holder !== undefined) {
-        const line = found.document.positionAt(holder.idNode!.offset).line + 1;
-        refuseNewName(`task #${holder.index + 1} (line ${line}) already has that id, and task ids must be unique.`);
+      const places = renamePlaces(found.analysis, found.id, newName);
+      if (typeof places === 'string') {
+        refuse(`Cannot rename ${quoted(found.id)} to ${newName === '' ? 'an empty id' : quoted(newName)}: ${places}`);
       }
       const newText = quoted(newName);
-      const edits: TextEdit[] = dagIndex(model)
-        .occurrences(found.id)
-        .sort((a, b) => a.node.offset - b.node.offset)
-        .map((occurrence) => ({ range: nodeRange(found.document, occurrence.node), newText }));
+      const edits: TextEdit[] = places.map((node) => ({ range: nodeRange(found.document, node), newText }));
       return { changes: { [textDocument.uri]: edits } };
     });
   },
