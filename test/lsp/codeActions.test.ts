@@ -662,6 +662,17 @@ describe('quick fix: dangling-edge toward the id the task reads', () => {
 });
 
 describe('quick fix: unknown-capability and id-format', () => {
+  // unknown-capability needs configured providers that list what they offer: here the built-in provider's list.
+  let withoutProviders: LspSession;
+  before(async () => {
+    withoutProviders = session;
+    session = await startLspSession({ providers: [{ id: 'local', transport: 'builtin' }] });
+  });
+  after(async () => {
+    await session.stop();
+    session = withoutProviders;
+  });
+
   test('the closest capability a provider offers', async () => {
     const text = dagOf([ROOT.replace('"echo"', '"sentiment-analysys"')]);
     const { actions } = await actionsFor(text, 'unknown-capability');
