@@ -172,8 +172,10 @@ class Run {
     this.maxConcurrency = positiveInteger(options.maxConcurrency, DEFAULT_MAX_CONCURRENCY);
     this.attempts = positiveInteger(options.attempts, DEFAULT_ATTEMPTS);
     this.backoffMs = Math.max(0, options.backoffMs ?? DEFAULT_BACKOFF_MS);
-    // Fresh wire ids per run, so a provider's idempotency cache never answers from an earlier run (design.md §5).
-    const runTag = this.id.slice(0, 8);
+    // Fresh wire ids per run, so a provider's idempotency cache never answers from an earlier run (design.md §5), and
+    // a random tag rather than the run id: Layer 1 wants them globally unique, and a client may choose run ids that
+    // share a prefix (`session-run-1`, `session-run-2`) or that another buyer of the same provider uses too.
+    const runTag = randomUUID();
     // A DAG without errors: every task has a unique id and every edge names two tasks.
     this.tasks = model.tasks.map((declaration) => {
       const task = new TaskRun(declaration, declaration.id!, `${declaration.id!}-${runTag}`);
