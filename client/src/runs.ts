@@ -169,7 +169,8 @@ export class RunsModel implements Disposable {
         task.state = event.state;
         if (event.provider_id !== undefined) task.providerId = event.provider_id;
         if (event.error !== undefined) task.error = event.error;
-        if (event.state === 'running') task.startedAt = event.at;
+        // A second `running` names the next provider tried after a refusal: the task started at the first.
+        if (event.state === 'running') task.startedAt ??= event.at;
         else if (event.state !== 'pending') task.finishedAt = event.at;
       }
     } else {

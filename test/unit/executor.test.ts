@@ -502,12 +502,21 @@ test(
       { id: 'pricey', transport: 'builtin' },
       { id: 'good', transport: 'builtin' },
     ];
-    const { run, connect } = start(dag([task('task_a', 'cap', text('A'))]), [elsewhere, lacking, pricey, good], {
+    const { run, connect, log } = start(dag([task('task_a', 'cap', text('A'))]), [elsewhere, lacking, pricey, good], {
       configs,
     });
     const report = await run.done;
     assert.equal(taskIn(report, 'task_a').state, 'completed');
     assert.equal(taskIn(report, 'task_a').provider_id, 'good');
+    assert.deepEqual(
+      log.events.flatMap((event) =>
+        event.type === 'task-state'
+          ? [`${event.state}${event.provider_id === undefined ? '' : `@${event.provider_id}`}`]
+          : [],
+      ),
+      ['running@lacking', 'running@pricey', 'running@good', 'completed@good'],
+      'each provider tried is named as it is tried, the last running one is the one that ran it',
+    );
     assert.deepEqual(connect.asked, ['lacking', 'pricey', 'good'], 'connections open lazily, one per provider');
     assert.equal(elsewhere.received.length, 0);
 

@@ -301,6 +301,10 @@ class Run {
     }
     const refusals: TaskError[] = [];
     for (const provider of candidates) {
+      // The task stays running but moves on: say where, so that no one reads the refusing provider as the one running it.
+      if (provider !== candidates[0]) {
+        this.emit({ type: 'task-state', task_id: task.id, state: 'running', provider_id: provider.id });
+      }
       const outcome = await this.invokeAt(task, plain, provider);
       if (outcome === undefined) return;
       if (outcome.ok) return this.complete(task, outcome.result);
