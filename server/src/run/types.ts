@@ -130,6 +130,16 @@ export interface RunOptions {
   readonly runId?: string;
   /** Outputs of an earlier run, by task id: those tasks complete at once with them and are not invoked. */
   readonly reuse?: Readonly<Record<string, TaskOutput>>;
+  /**
+   * Outputs kept in memory at most, in bytes of compact JSON (roughly; default 32 MiB): the others go to temporary
+   * files (outputStore.ts), and the report gives them as StoredOutput.
+   */
+  readonly outputMemoryBytes?: number;
+  /**
+   * The DAG's `tasks` array as JSON.parse makes it from the analysed text, when the caller has it: invokes are made
+   * from it instead of from the analysis's document, which would index the offsets of a clean file for the run alone.
+   */
+  readonly plainTasks?: readonly unknown[];
 }
 
 /** A run in progress. */
@@ -141,4 +151,6 @@ export interface DagRun {
   cancel(reason?: string): void;
   /** Cancels a task and everything downstream of it (BFS); completed upstream results stay. */
   cancelTask(taskId: string, reason?: string): void;
+  /** Removes the files of the outputs the report gives as StoredOutput; call it once the report was written or dropped. */
+  releaseOutputs(): void;
 }
