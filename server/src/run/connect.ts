@@ -33,7 +33,7 @@ function tokenOf(provider: ProviderConfig, tokens: Readonly<Record<string, strin
  * would deliver them, and a JSON copy each way would cost about a third of the executor's budget per task.
  */
 function connectBuiltin(provider: ProviderConfig): ProviderConnection {
-  const builtin = new BuiltinProvider();
+  const builtin = new BuiltinProvider(0);
   const ending = new Ending();
   return {
     providerId: provider.id,
