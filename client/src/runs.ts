@@ -200,6 +200,7 @@ export class RunsModel implements Disposable {
         ...(task.cost_cu !== undefined && { costCu: task.cost_cu }),
         ...(task.tokens_used !== undefined && { tokensUsed: task.tokens_used }),
         ...(task.output !== undefined && { output: task.output }),
+        ...(task.output_not_sent_bytes !== undefined && { outputNotKeptBytes: task.output_not_sent_bytes }),
         ...(task.error !== undefined && { error: task.error }),
         proof: task.proof,
       });

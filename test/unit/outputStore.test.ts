@@ -11,6 +11,7 @@ import { startRun } from '../../server/src/run/executor';
 import { jsonPieces, writeJson } from '../../server/src/run/jsonText';
 import { OutputStore, StoredOutput, storedFile } from '../../server/src/run/outputStore';
 import type { RunReport } from '../../server/src/run/types';
+import { MAX_SENT_OUTPUT_BYTES, sentReport } from '../../server/src/features/run';
 
 /** Two roots, a whole-output echo, a field path and a from_tasks aggregation of echoes: every way to read an output. */
 const DAG = JSON.stringify({
@@ -112,4 +113,25 @@ test('JSON text of any nesting and of what JSON.stringify leaves out or changes'
   let parsed = JSON.parse(textOf(deep)) as unknown;
   for (let k = 0; k < depth; k++) parsed = (parsed as { k: unknown }).k;
   assert.equal(parsed, 'leaf');
+});
+
+test('the language server sends outputs within its budget: larger ones, or those on disk, only by their size', async () => {
+  const spilled = await run(0);
+  const big = { type: 'text', data: 'x'.repeat(MAX_SENT_OUTPUT_BYTES) };
+  const report = {
+    ...spilled.report,
+    tasks: [
+      ...spilled.report.tasks,
+      { task_id: 'big', state: 'completed' as const, proof: 'absent' as const, output: big },
+    ],
+    result: { ...spilled.report.result, big },
+  };
+  const sent = sentReport(report);
+  assert.ok(sent.tasks.every((task) => task.output === undefined && task.output_not_sent_bytes! > 0));
+  assert.deepEqual(sent.result, {});
+  // What is sent is JSON of bounded size, without reading a stored output.
+  assert.ok(JSON.stringify(sent).length < 10_000);
+  spilled.run.releaseOutputs();
+  const kept = await run();
+  assert.equal(sentReport(kept.report), kept.report);
 });

@@ -95,6 +95,11 @@ export interface TaskReport {
   readonly finished_at?: string;
   /** The Layer 1 task_id this run sent for the task (fresh per run, the same across retries). */
   readonly wire_task_id?: string;
+  /**
+   * Set instead of `output` where the language server left a large output out of what it sent (features/run.ts): its
+   * size as JSON, roughly. The run's `result` leaves it out too.
+   */
+  readonly output_not_sent_bytes?: number;
   /** Protocol violations the provider committed (e.g. cost above max_price_cu). */
   readonly violations?: readonly string[];
 }
