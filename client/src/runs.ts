@@ -169,7 +169,8 @@ export class RunsModel implements Disposable {
         task.state = event.state;
         if (event.provider_id !== undefined) task.providerId = event.provider_id;
         if (event.error !== undefined) task.error = event.error;
-        if (event.state === 'running') task.startedAt = event.at;
+        // A second `running` names the next provider tried after a refusal: the task started at the first.
+        if (event.state === 'running') task.startedAt ??= event.at;
         else if (event.state !== 'pending') task.finishedAt = event.at;
       }
     } else {
@@ -199,6 +200,7 @@ export class RunsModel implements Disposable {
         ...(task.cost_cu !== undefined && { costCu: task.cost_cu }),
         ...(task.tokens_used !== undefined && { tokensUsed: task.tokens_used }),
         ...(task.output !== undefined && { output: task.output }),
+        ...(task.output_not_sent_bytes !== undefined && { outputNotKeptBytes: task.output_not_sent_bytes }),
         ...(task.error !== undefined && { error: task.error }),
         proof: task.proof,
       });

@@ -1,8 +1,7 @@
 // `acmp-dag`: the analysis and the executor for terminals and CI. Each command lives in cli/; this file dispatches.
-import { UsageError } from './cli/providersFile';
-import { runCommand } from './cli/run';
-import { serveCommand } from './cli/serve';
-import { validate } from './cli/validate';
+// A command's modules load when it runs (esbuild defers the body of a module imported with `import()`), so that
+// `--version` or `serve` do not pay for the analysis, ajv and zod, nor `run` for the MCP server.
+import { UsageError } from './cli/usage';
 import { VERSION } from './cli/version';
 
 const USAGE = `Usage: acmp-dag validate FILE... [--format text|json|sarif] [--providers FILE]
@@ -30,11 +29,11 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'validate':
-        return validate(rest);
+        return (await import('./cli/validate.js')).validate(rest);
       case 'run':
-        return await runCommand(rest);
+        return await (await import('./cli/run.js')).runCommand(rest);
       case 'serve':
-        return await serveCommand(rest);
+        return await (await import('./cli/serve.js')).serveCommand(rest);
       case '--version':
         process.stdout.write(VERSION + '\n');
         return 0;

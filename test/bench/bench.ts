@@ -4,7 +4,9 @@
 // analysis took up to twice as long after the JSON service had run, from the collector's and the JIT's state alone.
 // Run with --expose-gc so the memory figures start from a collected heap.
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { getLanguageService } from 'vscode-json-languageservice';
 import { TextDocument } from 'vscode-languageserver-textdocument';
@@ -22,8 +24,13 @@ const CLI_BUNDLE = resolve(__dirname, '../../dist/cli.js');
 const INVOKES = 20_000;
 const INVOKE_CONCURRENCY = 64;
 
-/** `echo`: every task an echo with no field path, so the built-in provider can run the DAG. */
-type Variant = 'clean' | 'cycle' | 'dangling' | 'echo';
+/**
+ * `echo`: every task an echo with no field path, so the built-in provider can run the DAG. `echo-layers`: issue 16's
+ * DAG, layers of ECHO_LAYER_WIDTH echo tasks, each reading one task of the layer above with ordering-only edges from
+ * two more of them.
+ */
+type Variant = 'clean' | 'cycle' | 'dangling' | 'echo' | 'echo-layers';
+const ECHO_LAYER_WIDTH = 100;
 
 /** Deterministic pseudo-random numbers (a 32-bit LCG), so every run measures the same texts. */
 function random(seed: number): () => number {
@@ -42,6 +49,7 @@ const CAPABILITIES = ['sentiment-analysis', 'summarization', 'entity-extraction'
  * `cycle` adds one edge closing a cycle over ten layers; `dangling` adds ten edges naming tasks that do not exist.
  */
 function generate(size: number, variant: Variant): string {
+  if (variant === 'echo-layers') return generateEchoLayers(size);
   const next = random(size);
   const tasks: unknown[] = [];
   const edges: { from: string; to: string }[] = [];
@@ -94,6 +102,25 @@ function generate(size: number, variant: Variant): string {
     for (let k = 0; k < 5; k++) edges.push({ from: id(k), to: `task_missing_to_${k}` });
   }
   return JSON.stringify({ dag_id: `dag_bench_${size}_${variant}`, tasks, edges }, null, 2);
+}
+
+function generateEchoLayers(size: number): string {
+  const id = (layer: number, k: number) => `task_${layer}_${k}`;
+  const tasks: unknown[] = [];
+  const edges: { from: string; to: string }[] = [];
+  for (let layer = 0; layer * ECHO_LAYER_WIDTH < size; layer++) {
+    for (let k = 0; k < ECHO_LAYER_WIDTH; k++) {
+      if (layer === 0) {
+        tasks.push({ task_id: id(layer, k), capability: 'echo', input: { type: 'text', data: `document ${k}` } });
+        continue;
+      }
+      tasks.push({ task_id: id(layer, k), capability: 'echo', input: { source: { from_task: id(layer - 1, k) } } });
+      for (const from of [k, (k + 1) % ECHO_LAYER_WIDTH, (k + 7) % ECHO_LAYER_WIDTH]) {
+        edges.push({ from: id(layer - 1, from), to: id(layer, k) });
+      }
+    }
+  }
+  return JSON.stringify({ dag_id: 'dag_echo_layers', tasks, edges }, null, 2);
 }
 
 interface Figure {
@@ -265,6 +292,51 @@ async function measureInvokes(): Promise<{ perSecond: number; invokes: number; m
   }
 }
 
+/** Issue 16's figures for the reference Python SDK orchestrator on the 10,000-task echo-layers DAG (not run here). */
+const REFERENCE_SDK = { seconds: 1.49, mib: 50 };
+const CLI_RUN_TARGET = { speedup: 3.5, mib: 80 };
+const TIME = '/usr/bin/time';
+
+interface ProcessFigure {
+  readonly seconds: number;
+  /** Max RSS, from /usr/bin/time when the system has it. */
+  readonly mib: number | undefined;
+  readonly runs: number;
+  readonly status: string;
+}
+
+const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+/** `acmp-dag run --json --max-concurrency 100` as a whole process: median wall time and max RSS of `runs` runs. */
+function measureCliRun(size: number, runs = 5): ProcessFigure {
+  const folder = mkdtempSync(join(tmpdir(), 'acmp-bench-'));
+  try {
+    const file = join(folder, 'echo-layers.acmp-dag.json');
+    writeFileSync(file, generate(size, 'echo-layers'));
+    const args = [CLI_BUNDLE, 'run', '--json', '--max-concurrency', '100', file];
+    const timed = existsSync(TIME);
+    const seconds: number[] = [];
+    const mib: number[] = [];
+    let status = '';
+    for (let k = 0; k <= runs; k++) {
+      const start = performance.now();
+      const child = timed
+        ? spawnSync(TIME, ['-f', '%e %M', process.execPath, ...args], { encoding: 'utf8', maxBuffer: 2 ** 30 })
+        : spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 2 ** 30 });
+      const elapsed = (performance.now() - start) / 1000;
+      const report = JSON.parse(child.stdout) as { status: string; tasks: unknown[] };
+      status = `${report.status}, ${report.tasks.length} tasks`;
+      if (k === 0) continue; // warm-up: the file system's caches
+      const [wall, kilobytes] = timed ? child.stderr.trim().split('\n').pop()!.split(' ').map(Number) : [elapsed];
+      seconds.push(wall!);
+      if (kilobytes !== undefined) mib.push(kilobytes / 1024);
+    }
+    return { seconds: median(seconds), mib: mib.length === 0 ? undefined : median(mib), runs, status };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
 /** The child's work: one contender on one text. */
 async function measureOne(
   contender: Contender,
@@ -390,6 +462,10 @@ function main(): void {
   console.log(
     `Invokes through one \`acmp-dag serve --stdio\` process, ${INVOKE_CONCURRENCY} in flight: ${invokes.invokes} in ${invokes.ms.toFixed(0)} ms = ${invokes.perSecond.toFixed(0)}/s`,
   );
+  const cliRun = measureCliRun(10_000);
+  console.log(
+    `\`acmp-dag run --json --max-concurrency 100\` on issue 16's 10,000 echo tasks (100-task layers), whole process, median of ${cliRun.runs}: ${cliRun.seconds.toFixed(2)} s, max RSS ${cliRun.mib?.toFixed(0) ?? 'not measured (no /usr/bin/time)'} MiB (${cliRun.status}); reference Python SDK (issue 16, not run here): ${REFERENCE_SDK.seconds} s, ${REFERENCE_SDK.mib} MiB`,
+  );
   console.log('');
 
   const at10k = results.get(10_000)!;
@@ -422,7 +498,14 @@ function main(): void {
     },
     { name: 'executor, 10,000 echo tasks', measured: executor[0]!.medianMs, limit: 250, unit: 'ms' },
     { name: 'executor, 100,000 echo tasks', measured: executor[1]!.medianMs, limit: 3000, unit: 'ms' },
-    { name: 'invokes/s through serve --stdio', measured: invokes.perSecond, limit: 5000, unit: '/s', atLeast: true },
+    { name: 'invokes/s through serve --stdio', measured: invokes.perSecond, limit: 10_000, unit: '/s', atLeast: true },
+    {
+      name: `run --json, 10,000 echo tasks (SDK/${CLI_RUN_TARGET.speedup})`,
+      measured: cliRun.seconds,
+      limit: Number((REFERENCE_SDK.seconds / CLI_RUN_TARGET.speedup).toFixed(2)),
+      unit: 's',
+    },
+    { name: 'run --json, 10,000 echo tasks, max RSS', measured: cliRun.mib, limit: CLI_RUN_TARGET.mib, unit: 'MiB' },
   ];
   let passed = 0;
   for (const { name, measured, limit, unit, atLeast } of targets) {

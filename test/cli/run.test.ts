@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { RunReport } from '../../server/src/run/types';
+import { nestedOutputsDag } from '../support/nestedDag';
 import { freePort } from '../support/system';
 
 const CLI = process.env.ACMP_CLI_BUNDLE ?? resolve(__dirname, '../../dist/cli.js');
@@ -161,6 +162,32 @@ describe('acmp-dag run', () => {
     assert.equal(cli('run').status, 2);
     assert.equal(cli('run', PIPELINE, '--policy', 'yolo').status, 2);
     assert.equal(cli('run', PIPELINE, '--max-concurrency', '0').status, 2);
+  });
+
+  test('--json streams a report whose outputs went to disk: the same report, and the run leaves no files', () => {
+    const file = join(scratch, 'nested.acmp-dag.json');
+    writeFileSync(file, nestedOutputsDag(8, 2, 'some text'));
+    const temporary = mkdtempSync(join(scratch, 'tmp-'));
+    const run = (budget?: string) =>
+      spawnSync(process.execPath, [CLI, 'run', '--json', file], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: {
+          ...process.env,
+          TMPDIR: temporary,
+          ...(budget === undefined ? {} : { ACMP_RUN_MEMORY_BUDGET_BYTES: budget }),
+        },
+      });
+    const inMemory = run();
+    const onDisk = run('1000');
+    assert.equal(onDisk.status, 0, onDisk.stderr);
+    const comparable = (stdout: string) => stdout.replace(/"(run_id|wire_task_id|\w+_at)": "[^"]*"/g, '"$1": ""');
+    assert.equal(comparable(onDisk.stdout), comparable(inMemory.stdout));
+    const report = reportOf(onDisk.stdout);
+    assert.equal(report.status, 'completed');
+    assert.equal(JSON.stringify(report.result).split('some text').length - 1, 2 * 2 ** 7);
+    assert.deepEqual(readdirSync(temporary), []);
+    assert.equal(run('lots').status, 2);
   });
 });
 

@@ -10,11 +10,13 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
+import { analyzeDag } from '../../server/src/dag/analyze';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { BUILTIN_ACMP, BuiltinProvider } from '../../server/src/run/builtin/provider';
 import { createAcmpServer } from '../../server/src/run/builtin/serve';
 import { assembleChunks } from '../../server/src/run/chunks';
 import { connectProvider, createConnector } from '../../server/src/run/connect';
+import { startRun } from '../../server/src/run/executor';
 import { checkProof } from '../../server/src/run/proof';
 import {
   ACMP_ERRORS,
@@ -330,6 +332,29 @@ describe('acmp-dag serve --http', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.equal(await status({}), 401);
     assert.equal(await status({ authorization: 'Bearer acmp_tok_guess' }), 401);
     assert.notEqual(await status({ authorization }), 401);
+  });
+
+  test('two runs whose ids share a prefix each get their own output: fresh wire ids per run', async () => {
+    // serve --http replays the answer of a wire id it has seen (Layer 1 §3.1.1), so a reused id shows as a stale output.
+    const outputs: unknown[] = [];
+    for (const [runId, data] of [
+      ['session-run-1', 'one'],
+      ['session-run-2', 'two'],
+    ] as const) {
+      const analysis = analyzeDag(
+        JSON.stringify({
+          dag_id: 'dag_wire',
+          tasks: [{ task_id: 'task_a', capability: 'echo', input: { type: 'text', data } }],
+          edges: [],
+        }),
+      );
+      const report = await startRun(analysis, { providers: [config()], connect: createConnector(), runId }).done;
+      outputs.push(report.tasks[0]!.output);
+    }
+    assert.deepEqual(outputs, [
+      { type: 'text', data: 'one' },
+      { type: 'text', data: 'two' },
+    ]);
   });
 
   test('a provider that goes away mid-task fails the invoke with a TransportError at once', async () => {

@@ -78,6 +78,30 @@ describe('formatting over stdio', () => {
     assert.equal(await formatted(COMPACT, { tabSize: 4, insertSpaces: true }), expected('    '));
   });
 
+  test('formats literal data nested 46, 47 and 200 levels deep (a line indented by exactly 200)', async () => {
+    // jsonc-parser 3.3.1 fails on a line indented by exactly 200 characters: 4 spaces × level 50, 2 × 100, 200 tabs.
+    const nested = (levels: number): string => {
+      let data: unknown = 'x';
+      for (let level = 0; level < levels; level++) data = [data];
+      const dag = {
+        dag_id: 'dag_deep',
+        tasks: [{ task_id: 'task_a', capability: 'echo', input: { type: 'json', data } }],
+      };
+      return JSON.stringify(dag);
+    };
+    const cases: [levels: number, options: FormattingOptions, indent: string][] = [
+      [46, { tabSize: 4, insertSpaces: true }, '    '],
+      [47, { tabSize: 4, insertSpaces: true }, '    '],
+      [97, { tabSize: 2, insertSpaces: true }, '  '],
+      [200, { tabSize: 4, insertSpaces: false }, '\t'],
+      [200, { tabSize: 4, insertSpaces: true }, '    '],
+    ];
+    for (const [levels, options, indent] of cases) {
+      const compact = nested(levels);
+      assert.equal(await formatted(compact, options), JSON.stringify(JSON.parse(compact), null, indent), `${levels}`);
+    }
+  });
+
   test('keeps the file’s line ending and follows the final-newline options', async () => {
     const crlf = '{"dag_id": "dag_f",\r\n"tasks": [], "edges": []}';
     assert.equal(

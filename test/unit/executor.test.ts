@@ -468,11 +468,15 @@ test('a transport failure resends the same invoke on a new connection: nothing e
   assert.match(taskIn(failed, 'task_a').error!.message, /"p" unreachable after 3 attempt\(s\): p: connection lost/);
 });
 
-test('each run sends fresh wire task ids', LIMIT, async () => {
+test('each run sends fresh wire task ids, even when run ids share a prefix', LIMIT, async () => {
   const p = new ScriptedProvider('p', { echo });
-  const analysis = dag([task('task_a', 'echo', text('A'))]);
-  const first = await start(analysis, [p]).run.done;
-  const second = await start(analysis, [p]).run.done;
+  // The provider replays an answer for a wire id it has seen: a collision would hand run 2 the output of run 1.
+  const first = await start(dag([task('task_a', 'echo', text('one'))]), [p], { runId: 'session-run-1' }).run.done;
+  const second = await start(dag([task('task_a', 'echo', text('two'))]), [p], { runId: 'session-run-2' }).run.done;
+  assert.deepEqual(
+    [first, second].map((report) => taskIn(report, 'task_a').output),
+    [text('one'), text('two')],
+  );
   const ids = p.invokes().map((params) => params.task_id);
   assert.equal(ids.length, 2);
   assert.notEqual(ids[0], ids[1]);
@@ -498,12 +502,21 @@ test(
       { id: 'pricey', transport: 'builtin' },
       { id: 'good', transport: 'builtin' },
     ];
-    const { run, connect } = start(dag([task('task_a', 'cap', text('A'))]), [elsewhere, lacking, pricey, good], {
+    const { run, connect, log } = start(dag([task('task_a', 'cap', text('A'))]), [elsewhere, lacking, pricey, good], {
       configs,
     });
     const report = await run.done;
     assert.equal(taskIn(report, 'task_a').state, 'completed');
     assert.equal(taskIn(report, 'task_a').provider_id, 'good');
+    assert.deepEqual(
+      log.events.flatMap((event) =>
+        event.type === 'task-state'
+          ? [`${event.state}${event.provider_id === undefined ? '' : `@${event.provider_id}`}`]
+          : [],
+      ),
+      ['running@lacking', 'running@pricey', 'running@good', 'completed@good'],
+      'each provider tried is named as it is tried, the last running one is the one that ran it',
+    );
     assert.deepEqual(connect.asked, ['lacking', 'pricey', 'good'], 'connections open lazily, one per provider');
     assert.equal(elsewhere.received.length, 0);
 
@@ -870,6 +883,9 @@ test(
 
     const at = (id: string, state: string) =>
       log.events.find((event) => event.type === 'task-state' && event.task_id === id && event.state === state)!.at;
+    // One random tag per run, after the task id, whatever the run id is.
+    const runTag = report.tasks[0]!.wire_task_id!.slice('task_b-'.length);
+    assert.match(runTag, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const entry = (id: string): TaskReport => ({
       task_id: id,
       state: 'completed',
@@ -879,7 +895,7 @@ test(
       tokens_used: 1,
       proof: 'absent',
       started_at: at(id, 'running'),
-      wire_task_id: `${id}-${run.runId.slice(0, 8)}`,
+      wire_task_id: `${id}-${runTag}`,
       finished_at: at(id, 'completed'),
     });
     assert.deepEqual(report, {

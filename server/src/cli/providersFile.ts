@@ -2,11 +2,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { type ProviderConfig, ProviderSchema } from '../protocol/settings';
+import { UsageError } from './usage';
+
+export { UsageError };
 
 export const DEFAULT_PROVIDERS_FILE = 'acmp.providers.json';
-
-/** A problem with what the user typed or pointed at: the CLI prints it with its usage and exits 2. */
-export class UsageError extends Error {}
 
 /** The providers of `path` (or of the default file when present); none means the built-in provider alone. */
 export function loadProviders(path: string | undefined): readonly ProviderConfig[] {

@@ -1,12 +1,15 @@
 // `acmp-dag run FILE`: executes a DAG on the providers of the providers file (the built-in provider when there is
 // none). On a terminal, each task's state as it changes, with durations and cost, then a summary; with --json, the
 // run report of design.md §7. Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors or usage.
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { analyzeDag } from '../dag/analyze';
 import { connectProvider } from '../run/connect';
 import { startRun } from '../run/executor';
+import { writeJson } from '../run/jsonText';
+import { StoredOutput, storedFile } from '../run/outputStore';
 import type { FailurePolicy, RunEvent, RunReport, TaskState } from '../run/types';
 import { UsageError, loadProviders } from './providersFile';
-import { formatText, validateFile } from './validate';
 
 const STATE_MARK: Record<TaskState, string> = {
   pending: '·',
@@ -16,8 +19,11 @@ const STATE_MARK: Record<TaskState, string> = {
   cancelled: '⊘',
 };
 
-/** A compact one-line JSON, cut at `limit` characters. */
+/** A compact one-line JSON, cut at `limit` characters; an output kept on disk is not read for it. */
 function preview(value: unknown, limit = 160): string {
+  if (value instanceof StoredOutput) {
+    return `{"type":${JSON.stringify(value.type)},"data":…} (${(value.bytes / 1024 / 1024).toFixed(1)} MB; --json prints it)`;
+  }
   const text = JSON.stringify(value) ?? 'undefined';
   return text.length > limit ? `${text.slice(0, limit)}…` : text;
 }
@@ -116,6 +122,17 @@ function parseConcurrency(value: string | undefined): number {
   return count;
 }
 
+/** ACMP_RUN_MEMORY_BUDGET_BYTES: the bytes of outputs the run keeps in memory (RunOptions.outputMemoryBytes). */
+function outputMemoryOption(): { outputMemoryBytes?: number } {
+  const value = process.env.ACMP_RUN_MEMORY_BUDGET_BYTES;
+  if (value === undefined || value === '') return {};
+  const bytes = Number(value);
+  if (!Number.isInteger(bytes) || bytes < 0) {
+    throw new UsageError(`ACMP_RUN_MEMORY_BUDGET_BYTES needs a whole number of bytes, not "${value}"`);
+  }
+  return { outputMemoryBytes: bytes };
+}
+
 export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -132,9 +149,18 @@ export async function runCommand(args: string[]): Promise<number> {
   const maxConcurrency = parseConcurrency(values['max-concurrency']);
   const providers = loadProviders(values.providers);
   const file = positionals[0]!;
-  const checked = validateFile(file, undefined);
-  const errors = checked.diagnostics.filter((diagnostic) => diagnostic.severity === 1 || checked.analysis.tooLarge);
-  if (errors.length > 0) {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const analysis = analyzeDag(text);
+  if (analysis.diagnostics.some((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge)) {
+    // Positions and the validate command's wording only for a DAG with errors: a clean file's offsets are never indexed.
+    const { formatText, validateFile } = await import('./validate.js');
+    const checked = validateFile(file, undefined);
+    const errors = checked.diagnostics.filter((diagnostic) => diagnostic.severity === 1 || checked.analysis.tooLarge);
     process.stderr.write(
       `${formatText([{ ...checked, diagnostics: errors }])}\nacmp-dag: not running ${file}: fix its errors first.\n`,
     );
@@ -142,11 +168,14 @@ export async function runCommand(args: string[]): Promise<number> {
   }
 
   const write = (line: string): void => void process.stdout.write(`${line}\n`);
-  const run = startRun(checked.analysis, {
+  const run = startRun(analysis, {
     providers,
     connect: connectProvider,
     policy,
     maxConcurrency,
+    // A clean file is JSON.parse's: the analysis parsed it so too, but keeps no plain value.
+    plainTasks: (JSON.parse(text) as { tasks: unknown[] }).tasks,
+    ...outputMemoryOption(),
     ...(values.json ? {} : { onEvent: progressPrinter(write) }),
   });
   // Ctrl-C cancels the run (in-flight tasks get acmp/cancel); a second one leaves at once.
@@ -160,6 +189,14 @@ export async function runCommand(args: string[]): Promise<number> {
   process.on('SIGINT', onInterrupt);
   const report = await run.done;
   process.off('SIGINT', onInterrupt);
-  write(values.json ? JSON.stringify(report, null, 2) : summary(report));
+  try {
+    if (values.json) {
+      // Streamed: a report can hold more than a string can (outputs on disk are copied, not read).
+      await writeJson(process.stdout, report, storedFile);
+      write('');
+    } else write(summary(report));
+  } finally {
+    run.releaseOutputs();
+  }
   return report.status === 'completed' ? 0 : 1;
 }

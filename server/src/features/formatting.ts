@@ -30,18 +30,34 @@ function settleEnd(text: string, edits: Edit[], eol: string, options: Formatting
 }
 
 /**
- * Where the strings left open end. jsonc-parser would remove the line break after one, and the next line would then
- * join the string: the one change of whitespace that alters the tokens.
+ * What formatting needs to know of the tokens: where the strings left open end (jsonc-parser would remove the line
+ * break after one, and the next line would then join the string: the one change of whitespace that alters the
+ * tokens), and how deep objects and arrays nest.
  */
-function openStringEnds(text: string): Set<number> {
-  const ends = new Set<number>();
+function scanTokens(text: string): { openStringEnds: Set<number>; depth: number } {
+  const openStringEnds = new Set<number>();
+  let depth = 0;
+  let open = 0;
   const scanner = createScanner(text, true);
   for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    if (token === SyntaxKind.OpenBraceToken || token === SyntaxKind.OpenBracketToken) depth = Math.max(depth, ++open);
+    else if (token === SyntaxKind.CloseBraceToken || token === SyntaxKind.CloseBracketToken) open--;
     if (scanner.getTokenError() === ScanError.UnexpectedEndOfString) {
-      ends.add(scanner.getTokenOffset() + scanner.getTokenLength());
+      openStringEnds.add(scanner.getTokenOffset() + scanner.getTokenLength());
     }
   }
-  return ends;
+  return { openStringEnds, depth };
+}
+
+/**
+ * jsonc-parser 3.3.1 caches line breaks with up to 199 indent characters and tests `amount > cache.length` where it
+ * needs `>=`, so a line indented by exactly 200 gets an undefined edit. A line break it does not know (a String object
+ * equal to the real one) takes its uncached path, about a third slower on a whole file: so only where the indent can
+ * reach 200, by nesting or, in a range, by the indentation the range starts at.
+ */
+const CACHED_INDENT = 200;
+function lineBreakFor(eol: string, indentWidth: number, depth: number, span: Span | undefined): string {
+  return span !== undefined || indentWidth * depth >= CACHED_INDENT ? (new String(eol) as unknown as string) : eol;
 }
 
 /** The edit without the characters it would keep at either end (so re-indenting deletes two spaces, not the line). */
@@ -70,16 +86,16 @@ function formattingEdits(document: TextDocument, options: FormattingOptions, ran
           offset: document.offsetAt(range.start),
           length: document.offsetAt(range.end) - document.offsetAt(range.start),
         };
+  const { openStringEnds, depth } = scanTokens(text);
   const edits = format(text, span, {
     tabSize: options.tabSize,
     insertSpaces: options.insertSpaces,
-    eol,
+    eol: lineBreakFor(eol, options.insertSpaces ? options.tabSize : 1, depth, span),
     insertFinalNewline: false,
   });
   settleEnd(text, edits, eol, options, span);
-  const keptBreaks = openStringEnds(text);
   return edits
-    .filter((edit) => !keptBreaks.has(edit.offset))
+    .filter((edit) => !openStringEnds.has(edit.offset))
     .map((edit) => trimmed(text, edit))
     .filter((edit) => edit.length > 0 || edit.content.length > 0)
     .map((edit) => ({ range: spanRange(document, edit.offset, edit.offset + edit.length), newText: edit.content }));

@@ -17,9 +17,38 @@ import {
 } from '../protocol/run';
 import { createConnector } from '../run/connect';
 import { startRun } from '../run/executor';
+import { StoredOutput, jsonSizeWithin } from '../run/outputStore';
 import type { TaskOutput } from '../run/protocol';
-import type { DagRun, RunReport } from '../run/types';
+import type { DagRun, RunReport, TaskReport } from '../run/types';
 import type { Feature, FeatureContext } from './feature';
+
+/** The outputs a report sends the client, and keeps for field-path completion: each at most, and all together. */
+export const MAX_SENT_OUTPUT_BYTES = 1024 * 1024;
+export const MAX_SENT_OUTPUTS_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The report as the client gets it (run-finished and the command's answer): outputs over MAX_SENT_OUTPUT_BYTES, or
+ * past MAX_SENT_OUTPUTS_BYTES in all, or that the run kept on disk, are left out, their size in
+ * `output_not_sent_bytes` (the client shows it as an output not kept).
+ */
+export function sentReport(report: RunReport): RunReport {
+  let budget = MAX_SENT_OUTPUTS_BYTES;
+  const notSent = new Set<string>();
+  const tasks = report.tasks.map((task): TaskReport => {
+    if (task.output === undefined) return task;
+    const bytes =
+      task.output instanceof StoredOutput ? task.output.bytes : jsonSizeWithin(task.output, MAX_SENT_OUTPUT_BYTES);
+    if (!(task.output instanceof StoredOutput) && bytes <= MAX_SENT_OUTPUT_BYTES && bytes <= budget) {
+      budget -= bytes;
+      return task;
+    }
+    notSent.add(task.task_id);
+    return { ...task, output: undefined, output_not_sent_bytes: bytes };
+  });
+  if (notSent.size === 0) return report;
+  const result = Object.fromEntries(Object.entries(report.result).filter(([taskId]) => !notSent.has(taskId)));
+  return { ...report, tasks, result };
+}
 
 /** How many errors a refusal's message lists (its data has them all). */
 const ERRORS_IN_MESSAGE = 5;
@@ -74,6 +103,7 @@ async function runDag(
     );
   }
   const settings = await context.settingsFor(argument.uri);
+  let sent: RunReport | undefined;
   const run = startRun(analysis, {
     providers: settings.providers,
     connect: createConnector({ tokens: argument.tokens ?? {} }),
@@ -81,22 +111,26 @@ async function runDag(
     maxConcurrency: argument.maxConcurrency ?? settings.run.maxConcurrency,
     ...(argument.runId === undefined ? {} : { runId: argument.runId }),
     ...(argument.reuse === undefined ? {} : { reuse: argument.reuse }),
-    onEvent: (event) =>
+    onEvent: (event) => {
+      if (event.type === 'run-finished') sent = sentReport(event.report);
       void context.connection.sendNotification(RUN_EVENT_NOTIFICATION, {
         uri: argument.uri,
-        event,
-      } satisfies RunEventParams),
+        event: event.type === 'run-finished' ? { ...event, report: sent! } : event,
+      } satisfies RunEventParams);
+    },
   });
   runs.set(run.runId, run);
   // A client that gives up on the request (LSP's $/cancelRequest) cancels the run.
   const subscription = token.onCancellationRequested(() => run.cancel('the client cancelled the request'));
   try {
-    const report = await run.done;
+    const report = (sent ??= sentReport(await run.done));
+    // Completion reads the shape of these: the outputs sent, within the same budget.
     const outputs = new Map<string, TaskOutput>();
     for (const task of report.tasks) if (task.output !== undefined) outputs.set(task.task_id, task.output);
     context.lastOutputs.set(argument.uri, outputs);
     return report;
   } finally {
+    run.releaseOutputs();
     subscription.dispose();
     runs.delete(run.runId);
   }

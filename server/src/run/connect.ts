@@ -1,41 +1,11 @@
 // Connections to the providers of the providers file (design.md §6): the built-in provider in-process, and ACMP
-// over MCP stdio, Streamable HTTP and WebSocket, where this side is the Layer 1 buyer.
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  LATEST_PROTOCOL_VERSION,
-  McpError,
-  type Notification,
-  type Request,
-  type RequestId,
-  type Result,
-} from '@modelcontextprotocol/sdk/types.js';
-import WebSocket from 'ws';
-import { z } from 'zod';
+// over MCP stdio, Streamable HTTP and WebSocket (mcpConnection.ts), where this side is the Layer 1 buyer. The MCP SDK
+// and ws load with the first such connection: a run on the built-in provider alone never needs them.
 import type { ProviderConfig } from '../protocol/settings';
 import { BuiltinProvider } from './builtin/provider';
-import {
-  ACMP_ERRORS,
-  ACMP_VERSION,
-  type AcmpCapability,
-  AcmpError,
-  type InvokeParams,
-  type InvokeResult,
-  METHODS,
-  TransportError,
-} from './protocol';
-import {
-  ChunkParamsSchema,
-  HeartbeatParamsSchema,
-  InvokeResultSchema,
-  firstIssue,
-  readAcmpCapability,
-} from './schemas';
-import { MAX_MESSAGE_BYTES, OVERSIZED, isStdioOverflow, limitedFetch } from './messageLimit';
-import type { Connector, InvokeHandlers, ProviderConnection } from './types';
-import { WebSocketTransport } from './websocketTransport';
+import { Ending } from './ending';
+import { TransportError } from './protocol';
+import type { Connector, ProviderConnection } from './types';
 
 export interface ConnectOptions {
   /** How long a provider may take to answer `initialize` (default 10 s). */
@@ -45,44 +15,6 @@ export interface ConnectOptions {
    * without one here takes its token from the variable its `tokenEnv` names.
    */
   readonly tokens?: Readonly<Record<string, string>>;
-}
-
-const CLIENT_INFO = { name: 'acmp-dag', version: ACMP_VERSION };
-/** The SDK's own request timeout, set out of the way: the executor owns the deadlines (timeout_ms, heartbeats). */
-const NO_SDK_TIMEOUT = 2 ** 31 - 1;
-/** The end of a stdio provider's stderr kept for the error that reports its exit. */
-const STDERR_TAIL_CHARS = 800;
-/** A peer's text quoted in an error is cut here (an unknown response is quoted whole by the SDK). */
-const REASON_CHARS = 1_000;
-
-/**
- * The end of a connection. Once it failed or closed, every invoke in flight and every later call gets the same
- * TransportError at once, without waiting for the transport to wind down.
- */
-class Ending {
-  error: TransportError | undefined;
-  private reject!: (error: TransportError) => void;
-  private readonly ended = new Promise<never>((_, reject) => {
-    this.reject = reject;
-  });
-
-  constructor() {
-    // Only races await this promise; an end with none in flight is no unhandled rejection.
-    this.ended.catch(() => undefined);
-  }
-
-  /** Records the end, unless the connection had already ended: returns the error it ended with. */
-  end(error: TransportError): TransportError {
-    if (this.error !== undefined) return this.error;
-    this.error = error;
-    this.reject(error);
-    return error;
-  }
-
-  /** What `send` returns, unless the connection ends first; once it has ended, nothing is sent. */
-  race<T>(send: () => Promise<T>): Promise<T> {
-    return this.error !== undefined ? Promise.reject(this.error) : Promise.race([send(), this.ended]);
-  }
 }
 
 /** The bearer token handed over for the run, else the one in the variable `tokenEnv` names (design.md §6). */
@@ -96,24 +28,12 @@ function tokenOf(provider: ProviderConfig, tokens: Readonly<Record<string, strin
   return token;
 }
 
-/** An error's message with its cause's (fetch says only "fetch failed"; its cause says why). */
-function describe(error: unknown): string {
-  const { message, cause } = error as Error;
-  return cause instanceof Error ? `${message}: ${cause.message}` : String(message ?? error);
-}
-
-/** Text with the token blanked out: a peer's stderr or error message may quote it, our errors never do. */
-const redactor =
-  (token: string | undefined) =>
-  (text: string): string =>
-    token === undefined ? text : text.split(token).join('[token]');
-
 /**
  * The built-in provider in this process. No copies cross it: its outputs are JSON values by construction, as the wire
  * would deliver them, and a JSON copy each way would cost about a third of the executor's budget per task.
  */
 function connectBuiltin(provider: ProviderConfig): ProviderConnection {
-  const builtin = new BuiltinProvider();
+  const builtin = new BuiltinProvider(0);
   const ending = new Ending();
   return {
     providerId: provider.id,
@@ -128,275 +48,13 @@ function connectBuiltin(provider: ProviderConfig): ProviderConnection {
   };
 }
 
-/**
- * The buyer's side of an MCP session, on the SDK's protocol layer. Not the SDK's Client: its connect() closes the
- * connection when `initialize` fails and its parsed capabilities drop `acmp` (notes/mcp-sdk.md), while a provider
- * that does not speak `initialize` is still used, without optional features (design.md §6).
- */
-class AcmpBuyer extends Protocol<Request, Notification, Result> {
-  // Capabilities are checked at the ACMP level, against the provider's `acmp` advertisement.
-  protected assertCapabilityForMethod(): void {}
-  protected assertNotificationCapability(): void {}
-  protected assertRequestHandlerCapability(): void {}
-  protected assertTaskCapability(): void {}
-  protected assertTaskHandlerCapability(): void {}
-}
-
-/** A transport ready to connect, with what the connection needs to know about it. */
-interface McpTransport {
-  readonly transport: Transport;
-  /** What the connection says when the transport closes by itself (e.g. the process exited, with its stderr). */
-  readonly closedReason: () => string;
-  /** Ends the session politely before the transport closes (HTTP: DELETE of the session). */
-  readonly endSession?: () => Promise<void>;
-  /** Whether the transport's error is a message over MAX_MESSAGE_BYTES (each transport says so its own way). */
-  readonly oversized: (error: Error) => boolean;
-}
-
-async function connectMcp(
-  provider: ProviderConfig,
-  { transport, closedReason, endSession, oversized }: McpTransport,
-  redact: (text: string) => string,
-  initializeTimeoutMs: number,
-): Promise<ProviderConnection> {
-  const name = `provider "${provider.id}" (${provider.transport})`;
-  const buyer = new AcmpBuyer();
-  const ending = new Ending();
-  const routes = new Map<string, InvokeHandlers>();
-  let markClosed!: () => void;
-  const closed = new Promise<void>((resolve) => (markClosed = resolve));
-
-  /** The connection is gone or no longer to be trusted (garbage, an unknown response id, ...): end it now. */
-  const fail = (reason: string, retryable = true): TransportError => {
-    const quoted = reason.length > REASON_CHARS ? `${reason.slice(0, REASON_CHARS)}…` : reason;
-    const error = new TransportError(`${name}: ${redact(quoted)}`, { retryable });
-    const first = ending.end(error);
-    if (first === error) transport.close().catch(() => undefined);
-    return first;
-  };
-  buyer.onerror = (error) =>
-    oversized(error)
-      ? // Its answer was lost with the connection, and sending the invoke again would bring the same answer.
-        fail(`${OVERSIZED}; the invoke is not sent again`, false)
-      : fail(
-          error instanceof SyntaxError || error instanceof z.ZodError
-            ? `sent something that is not JSON-RPC: ${error instanceof z.ZodError ? firstIssue(error) : error.message}`
-            : describe(error),
-        );
-  buyer.onclose = () => {
-    fail(closedReason());
-    markClosed();
-  };
-  const errorOf = (error: unknown): Error => {
-    if (error instanceof AcmpError || error instanceof TransportError) return error;
-    if (ending.error !== undefined) return ending.error;
-    if (error instanceof McpError) {
-      // A JSON-RPC error answer; the SDK prefixes its message with "MCP error <code>: ".
-      const prefix = `MCP error ${error.code}: `;
-      const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
-      // The error's data is the provider's too, shown in reports: it may quote the token as much as the message.
-      const data: unknown =
-        error.data === undefined ? undefined : JSON.parse(redact(JSON.stringify(error.data) ?? 'null'));
-      return new AcmpError(error.code, redact(message), data);
-    }
-    return new TransportError(`${name}: ${redact(describe(error))}`, { cause: error });
-  };
-
-  /** Delivers a provider's notification to the invoke in flight with its task_id. */
-  const route = <P extends { task_id: string }>(
-    method: string,
-    schema: z.ZodType<P>,
-    deliver: (handlers: InvokeHandlers, params: P) => void,
-  ) => ({
-    method,
-    receive(params: unknown): void {
-      const parsed = schema.safeParse(params);
-      if (!parsed.success) return void fail(`sent a malformed ${method}: ${firstIssue(parsed.error)}`);
-      const handlers = routes.get(parsed.data.task_id);
-      if (handlers !== undefined) deliver(handlers, parsed.data);
-    },
-  });
-  const notifications = [
-    route(METHODS.streamChunk, ChunkParamsSchema, (handlers, params) => handlers.onChunk(params)),
-    route(METHODS.heartbeat, HeartbeatParamsSchema, (handlers, params) => handlers.onHeartbeat(params)),
-  ];
-  /** The task_id of each invoke in flight, by its JSON-RPC request id. */
-  const invokeIds = new Map<RequestId, string>();
-
-  try {
-    await buyer.connect(transport);
-  } catch (error) {
-    throw fail(`cannot connect: ${describe(error)}`);
-  }
-  // ACMP's notifications and invoke results are taken in the order they arrived, whatever the reads: the SDK hands a
-  // notification to its handler a microtask later, and an invoke's answer reaches the executor several later, so a
-  // chunk read in one piece with the result before it would count as before it. A result closes its task's stream
-  // (Layer 1 §7.1: the final chunk comes first); anything later for that task is ignored.
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    if ('method' in message && message.method === METHODS.invoke && 'id' in message) {
-      invokeIds.set(message.id, (message.params as { task_id: string }).task_id);
-    }
-    return send(message, options);
-  };
-  const receive = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    if ('method' in message && !('id' in message)) {
-      const notification = notifications.find((candidate) => candidate.method === message.method);
-      if (notification !== undefined) return notification.receive(message.params);
-    } else if (!('method' in message) && message.id !== undefined) {
-      const taskId = invokeIds.get(message.id);
-      if (taskId !== undefined) routes.delete(taskId);
-      invokeIds.delete(message.id);
-    }
-    receive?.(message, extra);
-  };
-  let acmp: AcmpCapability | undefined;
-  try {
-    let timer: NodeJS.Timeout | undefined;
-    const answer = await ending.race(() =>
-      Promise.race([
-        buyer.request(
-          {
-            method: 'initialize',
-            params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
-          },
-          z.looseObject({ protocolVersion: z.string().optional(), capabilities: z.unknown() }),
-          { timeout: NO_SDK_TIMEOUT },
-        ),
-        new Promise<never>((_, reject) => {
-          const message = `no answer to initialize within ${initializeTimeoutMs} ms`;
-          timer = setTimeout(() => reject(new Error(message)), initializeTimeoutMs);
-        }),
-      ]).finally(() => clearTimeout(timer)),
-    );
-    acmp = readAcmpCapability(answer.capabilities);
-    if (answer.protocolVersion !== undefined) transport.setProtocolVersion?.(answer.protocolVersion);
-    await buyer.notification({ method: 'notifications/initialized' });
-  } catch (error) {
-    // An error answer means no MCP handshake, not no ACMP: the provider is used without optional features.
-    if (!(error instanceof McpError) || ending.error !== undefined) {
-      const failure = fail(describe(error));
-      await closed;
-      throw failure;
-    }
-  }
-
-  return {
-    providerId: provider.id,
-    acmp,
-    async invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
-      routes.set(params.task_id, handlers);
-      try {
-        const answer = await ending.race(() =>
-          buyer.request({ method: METHODS.invoke, params: { ...params } }, z.looseObject({}), {
-            timeout: NO_SDK_TIMEOUT,
-          }),
-        );
-        const result = InvokeResultSchema.safeParse(answer);
-        if (!result.success) {
-          throw new AcmpError(
-            ACMP_ERRORS.internal,
-            `${name} answered acmp/invoke with an invalid result: ${firstIssue(result.error)}`,
-            { task_id: params.task_id },
-          );
-        }
-        return result.data;
-      } catch (error) {
-        throw errorOf(error);
-      } finally {
-        if (routes.get(params.task_id) === handlers) routes.delete(params.task_id);
-      }
-    },
-    async inputChunk(params) {
-      try {
-        await ending.race(() => buyer.notification({ method: METHODS.inputChunk, params: { ...params } }));
-      } catch (error) {
-        throw errorOf(error);
-      }
-    },
-    // Best effort: on a connection that failed, the invoke it would cancel has already ended with that failure.
-    async cancel(params) {
-      await ending
-        .race(() => buyer.notification({ method: METHODS.cancel, params: { ...params } }))
-        .catch(() => undefined);
-    },
-    async close() {
-      if (ending.error === undefined) await endSession?.().catch(() => undefined);
-      fail('the connection was closed');
-      await closed;
-    },
-  };
-}
-
-function stdioTransport(provider: ProviderConfig, token: string | undefined, redact: (text: string) => string) {
-  if (provider.command === undefined) throw new TransportError(`provider "${provider.id}" (stdio) has no command`);
-  // No shell; the SDK passes on only a safe part of our environment (PATH, HOME, ...), then `env`, then the token.
-  const transport = new StdioClientTransport({
-    command: provider.command,
-    args: provider.args ?? [],
-    env: { ...provider.env, ...(token !== undefined && { ACMP_TOKEN: token }) },
-    stderr: 'pipe',
-    maxBufferSize: MAX_MESSAGE_BYTES,
-  });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
-  });
-  const closedReason = () => {
-    const tail = redact(stderr.trim());
-    return tail === '' ? 'the process exited' : `the process exited; its stderr ends with: ${tail}`;
-  };
-  return { transport, closedReason, oversized: isStdioOverflow };
-}
-
-function urlOf(provider: ProviderConfig): URL {
-  try {
-    return new URL(provider.url ?? '');
-  } catch {
-    throw new TransportError(`provider "${provider.id}" (${provider.transport}) needs a valid url`);
-  }
-}
-
-const authorization = (token: string | undefined) =>
-  token === undefined ? undefined : { Authorization: `Bearer ${token}` };
-
-function httpTransport(provider: ProviderConfig, token: string | undefined): McpTransport {
-  let exceeded = false;
-  const transport = new StreamableHTTPClientTransport(urlOf(provider), {
-    requestInit: { headers: authorization(token) },
-    fetch: limitedFetch(MAX_MESSAGE_BYTES, () => (exceeded = true)),
-  });
-  return {
-    transport,
-    closedReason: () => 'the connection closed',
-    endSession: () => transport.terminateSession(),
-    oversized: () => exceeded,
-  };
-}
-
-function websocketTransport(provider: ProviderConfig, token: string | undefined): McpTransport {
-  const socket = new WebSocket(urlOf(provider), { headers: authorization(token), maxPayload: MAX_MESSAGE_BYTES });
-  return {
-    transport: new WebSocketTransport(socket),
-    closedReason: () => 'the connection closed',
-    oversized: (error) => (error as NodeJS.ErrnoException).code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH',
-  };
-}
-
 /** A Connector (types.ts) with its own options; `connectProvider` is the one with the defaults. */
 export function createConnector({ initializeTimeoutMs = 10_000, tokens = {} }: ConnectOptions = {}): Connector {
   return async (provider) => {
     if (provider.transport === 'builtin') return connectBuiltin(provider);
     const token = tokenOf(provider, tokens);
-    const redact = redactor(token);
-    const transport =
-      provider.transport === 'stdio'
-        ? stdioTransport(provider, token, redact)
-        : provider.transport === 'http'
-          ? httpTransport(provider, token)
-          : websocketTransport(provider, token);
-    return connectMcp(provider, transport, redact, initializeTimeoutMs);
+    const { connectMcpProvider } = await import('./mcpConnection.js');
+    return connectMcpProvider(provider, token, initializeTimeoutMs);
   };
 }
 

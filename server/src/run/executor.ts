@@ -9,6 +9,7 @@ import type { DagDiagnostic } from '../dag/diagnostic';
 import type { DagModel, TaskDeclaration } from '../dag/model';
 import type { ProviderConfig } from '../protocol/settings';
 import { type InputResolution, resolveInput, takesWholeOutput } from './inputs';
+import { OutputStore } from './outputStore';
 import { type ProofStatus, checkProof } from './proof';
 import {
   ACMP_ERRORS,
@@ -76,6 +77,7 @@ export function startRun(analysis: DagAnalysis, options: RunOptions): DagRun {
     done: run.done,
     cancel: (reason) => run.cancel(reason),
     cancelTask: (taskId, reason) => run.cancelTask(taskId, reason),
+    releaseOutputs: () => run.outputs.dispose(),
   };
 }
 
@@ -109,6 +111,12 @@ class TaskRun {
   /** The provider refused to stream this task's output (-33007): it is asked for the whole result instead. */
   outputStreamRefused = false;
   input: InputResolution | undefined;
+  /** The tasks whose outputs this task's input reads, each once. */
+  readonly readsFrom: TaskRun[] = [];
+  /** Downstream tasks that have yet to make their inputs from this task's output. */
+  readers = 0;
+  /** This task no longer reads its upstream outputs: it made its input, or it ended. */
+  readingDone = false;
   /** The connection of the invoke in flight: where `acmp/cancel` goes. */
   inFlight: ProviderConnection | undefined;
   deadline: ReturnType<typeof setTimeout> | undefined;
@@ -118,7 +126,6 @@ class TaskRun {
   endNow = NOTHING;
 
   providerId: string | undefined;
-  output: TaskOutput | undefined;
   error: TaskError | undefined;
   costCu: number | undefined;
   tokensUsed: number | undefined;
@@ -160,6 +167,7 @@ class Run {
   /** `acmp/cancel` notifications on their way: the connections close only after them. */
   private readonly sends = new Set<Promise<void>>();
   private readonly streamedEdges: { from: string; to: string }[] = [];
+  readonly outputs: OutputStore;
 
   constructor(
     private readonly model: DagModel,
@@ -172,8 +180,11 @@ class Run {
     this.maxConcurrency = positiveInteger(options.maxConcurrency, DEFAULT_MAX_CONCURRENCY);
     this.attempts = positiveInteger(options.attempts, DEFAULT_ATTEMPTS);
     this.backoffMs = Math.max(0, options.backoffMs ?? DEFAULT_BACKOFF_MS);
-    // Fresh wire ids per run, so a provider's idempotency cache never answers from an earlier run (design.md §5).
-    const runTag = this.id.slice(0, 8);
+    this.outputs = new OutputStore(options.outputMemoryBytes);
+    // Fresh wire ids per run, so a provider's idempotency cache never answers from an earlier run (design.md §5), and
+    // a random tag rather than the run id: Layer 1 wants them globally unique, and a client may choose run ids that
+    // share a prefix (`session-run-1`, `session-run-2`) or that another buyer of the same provider uses too.
+    const runTag = randomUUID();
     // A DAG without errors: every task has a unique id and every edge names two tasks.
     this.tasks = model.tasks.map((declaration) => {
       const task = new TaskRun(declaration, declaration.id!, `${declaration.id!}-${runTag}`);
@@ -186,6 +197,16 @@ class Run {
         const next = this.byId.get(declaration.id!)!;
         task.downstream.push(next);
         next.waiting++;
+      }
+    }
+    for (const task of this.tasks) {
+      const { declaration } = task;
+      if (declaration.inputForm !== 'reference') continue;
+      for (let position = 0; position < declaration.referenceCount; position++) {
+        const upstream = this.byId.get(declaration.referencedId(position))!;
+        if (task.readsFrom.includes(upstream)) continue;
+        task.readsFrom.push(upstream);
+        upstream.readers++;
       }
     }
     for (const edge of model.edges) {
@@ -219,7 +240,7 @@ class Run {
     for (const [taskId, output] of Object.entries(this.options.reuse ?? {})) {
       const task = this.byId.get(taskId);
       if (task === undefined || task.state !== 'pending') continue;
-      task.output = output;
+      this.outputs.keep(task.id, output, task.readers);
       task.providerId = REUSED;
       this.finish(task, 'completed');
       for (const next of task.downstream) this.release(next);
@@ -265,7 +286,10 @@ class Run {
     task.state = 'running';
     task.startedAt = now();
     task.ended = new Promise((resolve) => (task.endNow = resolve));
-    const plain = task.declaration.node.value;
+    const plain = (this.options.plainTasks?.[task.declaration.index] ?? task.declaration.node.value) as Record<
+      string,
+      unknown
+    >;
     const candidates = this.pool.candidates(task.declaration.capability!);
     this.emit(
       {
@@ -299,6 +323,10 @@ class Run {
     }
     const refusals: TaskError[] = [];
     for (const provider of candidates) {
+      // The task stays running but moves on: say where, so that no one reads the refusing provider as the one running it.
+      if (provider !== candidates[0]) {
+        this.emit({ type: 'task-state', task_id: task.id, state: 'running', provider_id: provider.id });
+      }
       const outcome = await this.invokeAt(task, plain, provider);
       if (outcome === undefined) return;
       if (outcome.ok) return this.complete(task, outcome.result);
@@ -355,7 +383,10 @@ class Run {
 
   /** The input of `task`'s literal form or source, made once. */
   private literalInput(task: TaskRun, plain: Record<string, unknown>): InputResolution {
-    task.input ??= resolveInput(task.declaration, plain.input, (taskId) => this.byId.get(taskId)!.output!);
+    if (task.input === undefined) {
+      task.input = resolveInput(task.declaration, plain.input, (taskId) => this.outputs.read(taskId));
+      this.doneReading(task);
+    }
     return task.input;
   }
 
@@ -531,7 +562,7 @@ class Run {
     const tokens = finiteOrZero(result.tokens_used);
     const maxPrice = task.declaration.maxPriceCu;
     const violation = maxPrice !== undefined && cost > maxPrice;
-    task.output = output;
+    this.outputs.keep(task.id, output, task.readers);
     task.costCu = cost;
     task.tokensUsed = tokens;
     task.proof = checkProof(result.proof, output);
@@ -585,6 +616,9 @@ class Run {
     task.finishedAt = now();
     task.error = error;
     task.inFlight = undefined;
+    // Its input is made again by no one: what it holds of upstream outputs may go.
+    task.input = undefined;
+    this.doneReading(task);
     this.terminal++;
     if (running) {
       this.slotsUsed--;
@@ -611,6 +645,16 @@ class Run {
     return true;
   }
 
+  /** `task` reads its upstream outputs no more: they are wanted by one task fewer. */
+  private doneReading(task: TaskRun): void {
+    if (task.readingDone) return;
+    task.readingDone = true;
+    for (const upstream of task.readsFrom) {
+      upstream.readers--;
+      this.outputs.release(upstream.id);
+    }
+  }
+
   /** Waits `ms` before a retry; false when the task ended meanwhile. */
   private async pause(task: TaskRun, ms: number): Promise<boolean> {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -635,14 +679,15 @@ class Run {
     let costCu = 0;
     let tokensUsed = 0;
     const tasks = this.tasks.map((task): TaskReport => {
-      if (task.state === 'completed' && task.downstream.length === 0) result.push([task.id, task.output!]);
+      const output = this.outputs.reported(task.id);
+      if (task.state === 'completed' && task.downstream.length === 0) result.push([task.id, output!]);
       costCu += task.costCu ?? 0;
       tokensUsed += task.tokensUsed ?? 0;
       return {
         task_id: task.id,
         state: task.state,
         ...(task.providerId === undefined ? {} : { provider_id: task.providerId }),
-        ...(task.output === undefined ? {} : { output: task.output }),
+        ...(output === undefined ? {} : { output }),
         ...(task.error === undefined ? {} : { error: task.error }),
         ...(task.costCu === undefined ? {} : { cost_cu: task.costCu, tokens_used: task.tokensUsed }),
         proof: task.proof,

@@ -95,6 +95,11 @@ export interface TaskReport {
   readonly finished_at?: string;
   /** The Layer 1 task_id this run sent for the task (fresh per run, the same across retries). */
   readonly wire_task_id?: string;
+  /**
+   * Set instead of `output` where the language server left a large output out of what it sent (features/run.ts): its
+   * size as JSON, roughly. The run's `result` leaves it out too.
+   */
+  readonly output_not_sent_bytes?: number;
   /** Protocol violations the provider committed (e.g. cost above max_price_cu). */
   readonly violations?: readonly string[];
 }
@@ -130,6 +135,16 @@ export interface RunOptions {
   readonly runId?: string;
   /** Outputs of an earlier run, by task id: those tasks complete at once with them and are not invoked. */
   readonly reuse?: Readonly<Record<string, TaskOutput>>;
+  /**
+   * Outputs kept in memory at most, in bytes of compact JSON (roughly; default 32 MiB): the others go to temporary
+   * files (outputStore.ts), and the report gives them as StoredOutput.
+   */
+  readonly outputMemoryBytes?: number;
+  /**
+   * The DAG's `tasks` array as JSON.parse makes it from the analysed text, when the caller has it: invokes are made
+   * from it instead of from the analysis's document, which would index the offsets of a clean file for the run alone.
+   */
+  readonly plainTasks?: readonly unknown[];
 }
 
 /** A run in progress. */
@@ -141,4 +156,6 @@ export interface DagRun {
   cancel(reason?: string): void;
   /** Cancels a task and everything downstream of it (BFS); completed upstream results stay. */
   cancelTask(taskId: string, reason?: string): void;
+  /** Removes the files of the outputs the report gives as StoredOutput; call it once the report was written or dropped. */
+  releaseOutputs(): void;
 }

@@ -299,6 +299,12 @@ export class BuiltinProvider {
   private forgotten = 0;
   private readonly early = new Map<string, EarlyMessages>();
 
+  /**
+   * `remembered`: settled executions kept for a repeated task_id. In process (connect.ts) none need be: a retry
+   * comes only after the connection failed, on a new one, and each remembered result would hold its output.
+   */
+  constructor(private readonly remembered = REMEMBERED_EXECUTIONS) {}
+
   /** `acmp/invoke`. Rejects with AcmpError; a repeated task_id never executes again. */
   async invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
     const taskId = params.task_id;
@@ -347,12 +353,13 @@ export class BuiltinProvider {
     return messages;
   }
 
-  /** Keeps the last REMEMBERED_EXECUTIONS settled executions (a queue: a Set's oldest entry is slow to reach). */
+  /** Keeps the last `remembered` settled executions (a queue: a Set's oldest entry is slow to reach). */
   private forgetOldest(settledId: string): void {
     this.settledIds.push(settledId);
-    if (this.settledIds.length - this.forgotten <= REMEMBERED_EXECUTIONS) return;
+    if (this.settledIds.length - this.forgotten <= this.remembered) return;
     this.executions.delete(this.settledIds[this.forgotten++] as string);
-    if (this.forgotten === REMEMBERED_EXECUTIONS) {
+    // The queue drops its forgotten head in batches, not one shift per settled execution.
+    if (this.forgotten >= Math.max(this.remembered, 1_000)) {
       this.settledIds.splice(0, this.forgotten);
       this.forgotten = 0;
     }

@@ -1,0 +1,163 @@
+// JSON text of any size, in pieces: the bytes of JSON.stringify(value, null, 2), made without one string of the whole
+// (V8 caps a string near 512 MB, and a run report can hold more) and without recursion (outputs can nest deeply).
+import { closeSync, createReadStream, openSync, writeSync } from 'node:fs';
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+
+/** JSON text kept in a file (written by writeJsonFile at indent 0): copied into the text rather than serialized. */
+export interface JsonFileRef {
+  readonly path: string;
+}
+
+/** A piece of the text: characters, or a file's text to copy with `indent` after each of its line breaks. */
+export type JsonPiece = string | { readonly file: JsonFileRef; readonly indent: string };
+
+const GAP = '  ';
+/** Characters gathered before a piece is handed out: big enough that a write per piece costs nothing. */
+const PIECE_CHARS = 64 * 1024;
+
+interface Frame {
+  readonly container: Record<string, unknown> | readonly unknown[];
+  /** The property names of an object; undefined for an array. */
+  readonly keys: readonly string[] | undefined;
+  readonly length: number;
+  next: number;
+  /** Whether a member was written (an object whose members are all undefined is `{}`). */
+  opened: boolean;
+  /** The indentation of the container's own line. */
+  readonly indent: string;
+}
+
+/** The value as JSON.stringify sees it: after toJSON, and with primitive wrappers unwrapped. */
+function jsonValueOf(key: string, value: unknown): unknown {
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    return (value as { toJSON(key: string): unknown }).toJSON(key);
+  }
+  return value;
+}
+
+const skipped = (value: unknown): boolean =>
+  value === undefined || typeof value === 'function' || typeof value === 'symbol';
+
+/**
+ * The pieces of JSON.stringify(value, null, 2), in order. `fileOf` names the values whose text is in a file: their
+ * text is copied from it (its line breaks followed by the indentation of the place it goes to).
+ */
+export function* jsonPieces(value: unknown, fileOf?: (value: object) => JsonFileRef | undefined): Generator<JsonPiece> {
+  let text = '';
+  const stack: Frame[] = [];
+  let next: unknown = jsonValueOf('', value);
+  if (skipped(next)) return;
+  let indent = '';
+  for (;;) {
+    // `next` is a value to write at `indent` (its key or slot is written); then the innermost open container goes on.
+    if (next === null || typeof next !== 'object') {
+      text += JSON.stringify(next);
+    } else {
+      const file = fileOf?.(next);
+      if (file !== undefined) {
+        if (text !== '') yield text;
+        text = '';
+        yield { file, indent };
+      } else if (Array.isArray(next)) {
+        stack.push({ container: next, keys: undefined, length: next.length, next: 0, opened: false, indent });
+      } else if (next instanceof Number || next instanceof String || next instanceof Boolean) {
+        text += JSON.stringify(next);
+      } else {
+        const keys = Object.keys(next);
+        stack.push({
+          container: next as Record<string, unknown>,
+          keys,
+          length: keys.length,
+          next: 0,
+          opened: false,
+          indent,
+        });
+      }
+    }
+    if (text.length >= PIECE_CHARS) {
+      yield text;
+      text = '';
+    }
+    // The next member to write, closing the containers that have none left.
+    let found = false;
+    while (!found && stack.length > 0) {
+      const frame = stack[stack.length - 1]!;
+      if (frame.next === frame.length) {
+        stack.pop();
+        const [open, close] = frame.keys === undefined ? ['[', ']'] : ['{', '}'];
+        text += frame.opened ? `\n${frame.indent}${close}` : `${open}${close}`;
+        if (text.length >= PIECE_CHARS) {
+          yield text;
+          text = '';
+        }
+        continue;
+      }
+      const index = frame.next++;
+      indent = frame.indent + GAP;
+      const separator = frame.opened ? `,\n${indent}` : `${frame.keys === undefined ? '[' : '{'}\n${indent}`;
+      if (frame.keys === undefined) {
+        next = jsonValueOf(String(index), (frame.container as readonly unknown[])[index]);
+        text += separator;
+        // An array writes null where JSON has no value.
+        if (skipped(next)) next = null;
+      } else {
+        const key = frame.keys[index]!;
+        next = jsonValueOf(key, (frame.container as Record<string, unknown>)[key]);
+        if (skipped(next)) continue;
+        text += `${separator}${JSON.stringify(key)}: `;
+      }
+      frame.opened = true;
+      found = true;
+    }
+    if (!found) break;
+  }
+  if (text !== '') yield text;
+}
+
+/** Writes JSON.stringify(value, null, 2) to `path` (no file pieces: `value` is plain JSON data); returns its bytes. */
+export function writeJsonFile(path: string, value: unknown): number {
+  const fd = openSync(path, 'w');
+  let bytes = 0;
+  try {
+    for (const piece of jsonPieces(value)) bytes += writeSync(fd, piece as string);
+  } finally {
+    closeSync(fd);
+  }
+  return bytes;
+}
+
+const LINE_FEED = 0x0a;
+
+/** Copies a file's JSON text to `out` with `indent` after each line break (no string in JSON holds a raw one). */
+async function copyIndented(path: string, indent: string, out: Writable): Promise<void> {
+  const indentBytes = Buffer.from(`\n${indent}`);
+  for await (const chunk of createReadStream(path, { highWaterMark: PIECE_CHARS })) {
+    const bytes = chunk as Buffer;
+    const parts: Buffer[] = [];
+    let start = 0;
+    for (let end = bytes.indexOf(LINE_FEED); end !== -1; end = bytes.indexOf(LINE_FEED, start)) {
+      parts.push(bytes.subarray(start, end), indentBytes);
+      start = end + 1;
+    }
+    parts.push(bytes.subarray(start));
+    await write(out, Buffer.concat(parts));
+  }
+}
+
+/** Writes and, when the stream asks for it, waits until it drained (rejecting when it fails meanwhile). */
+async function write(out: Writable, data: string | Buffer): Promise<void> {
+  if (!out.write(data)) await once(out, 'drain');
+}
+
+/** Writes JSON.stringify(value, null, 2) to a stream, piece by piece, with its backpressure. */
+export async function writeJson(
+  out: Writable,
+  value: unknown,
+  fileOf?: (value: object) => JsonFileRef | undefined,
+): Promise<void> {
+  for (const piece of jsonPieces(value, fileOf)) {
+    if (typeof piece === 'string') await write(out, piece);
+    else await copyIndented(piece.file.path, piece.indent, out);
+  }
+}

@@ -1,0 +1,166 @@
+// The outputs of a run within a memory budget: past it, outputs go to a folder of the run under the system's temporary
+// directory as JSON text, read back when a downstream task or the report needs them. An output is wanted by the
+// downstream tasks that read it until they have made their inputs, then only by the report: those go to disk first.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type JsonFileRef, writeJsonFile } from './jsonText';
+import type { TaskOutput } from './protocol';
+
+/** Bytes of outputs (as compact JSON) a run keeps in memory by default. */
+export const DEFAULT_OUTPUT_MEMORY_BYTES = 32 * 1024 * 1024;
+
+/**
+ * An output kept on disk. Its `data` is read from the file at each access (keep the result rather than ask again);
+ * JSON.stringify reads it whole through toJSON, and `writeJson` (jsonText.ts) copies its text without reading it.
+ */
+export class StoredOutput implements TaskOutput, JsonFileRef {
+  constructor(
+    readonly type: string,
+    readonly path: string,
+    /** The size of its JSON text (JSON.stringify(output, null, 2)) in UTF-8. */
+    readonly bytes: number,
+  ) {}
+
+  get data(): unknown {
+    return this.read().data;
+  }
+
+  read(): TaskOutput {
+    return JSON.parse(readFileSync(this.path, 'utf8')) as TaskOutput;
+  }
+
+  toJSON(): TaskOutput {
+    return this.read();
+  }
+}
+
+/** The StoredOutput a value is, for `writeJson`'s `fileOf`. */
+export const storedFile = (value: object): JsonFileRef | undefined =>
+  value instanceof StoredOutput ? value : undefined;
+
+/** Characters of a value as compact JSON, roughly (strings count their UTF-16 length), counted up to `cap` and past. */
+export function jsonSizeWithin(value: unknown, cap: number): number {
+  let size = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && size <= cap) {
+    const next = pending.pop();
+    if (typeof next === 'string') size += next.length + 2;
+    else if (next === null || typeof next !== 'object') size += 5;
+    else if (Array.isArray(next)) {
+      size += 1 + next.length;
+      for (const element of next) pending.push(element);
+    } else {
+      size += 1;
+      for (const key in next) {
+        if (!Object.hasOwn(next, key)) continue;
+        size += key.length + 4;
+        pending.push((next as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return size;
+}
+
+interface Entry {
+  /** In memory until it goes to disk. */
+  output: TaskOutput | undefined;
+  stored: StoredOutput | undefined;
+  /** Its size as measured when kept (counted against the budget while in memory). */
+  readonly bytes: number;
+  /** Downstream tasks that have yet to make their inputs from it. */
+  readers: number;
+}
+
+/** Folders of stores not released yet, removed when the process exits. */
+const liveFolders = new Set<string>();
+let exitHooked = false;
+
+/** One run's outputs, by task id. */
+export class OutputStore {
+  private readonly entries = new Map<string, Entry>();
+  /** The entries in memory, oldest first (a Map keeps insertion order). */
+  private readonly inMemory = new Map<string, Entry>();
+  private memoryBytes = 0;
+  private folder: string | undefined;
+  private files = 0;
+
+  constructor(private readonly budgetBytes: number = DEFAULT_OUTPUT_MEMORY_BYTES) {}
+
+  /** Keeps a task's output, which `readers` downstream tasks will read. */
+  keep(taskId: string, output: TaskOutput, readers: number): void {
+    const entry: Entry = { output, stored: undefined, bytes: jsonSizeWithin(output, this.budgetBytes), readers };
+    this.entries.set(taskId, entry);
+    this.inMemory.set(taskId, entry);
+    this.memoryBytes += entry.bytes;
+    this.fit();
+  }
+
+  has(taskId: string): boolean {
+    return this.entries.has(taskId);
+  }
+
+  /** The output for a downstream task's input: from memory, or read back from its file. */
+  read(taskId: string): TaskOutput {
+    const entry = this.entries.get(taskId)!;
+    return entry.output ?? entry.stored!.read();
+  }
+
+  /** A downstream task has made its input (or will never make it): one reader fewer. */
+  release(taskId: string): void {
+    const entry = this.entries.get(taskId);
+    if (entry !== undefined && entry.readers > 0) entry.readers--;
+  }
+
+  /** The output as the report gives it: the value in memory, or its StoredOutput. */
+  reported(taskId: string): TaskOutput | undefined {
+    const entry = this.entries.get(taskId);
+    return entry === undefined ? undefined : (entry.output ?? entry.stored);
+  }
+
+  /** Removes the files; a StoredOutput of this store cannot be read after. */
+  dispose(): void {
+    if (this.folder === undefined) return;
+    rmSync(this.folder, { recursive: true, force: true });
+    liveFolders.delete(this.folder);
+    this.folder = undefined;
+  }
+
+  /** Moves outputs to disk until those in memory fit the budget: those only the report wants first, oldest first. */
+  private fit(): void {
+    while (this.memoryBytes > this.budgetBytes) {
+      let victim: [string, Entry] | undefined;
+      for (const candidate of this.inMemory) {
+        if (candidate[1].readers === 0) {
+          victim = candidate;
+          break;
+        }
+      }
+      victim ??= this.inMemory.entries().next().value!;
+      this.spill(...victim);
+    }
+  }
+
+  private spill(taskId: string, entry: Entry): void {
+    const output = entry.output!;
+    const path = join(this.folderPath(), `${this.files++}.json`);
+    entry.stored = new StoredOutput(output.type, path, writeJsonFile(path, output));
+    entry.output = undefined;
+    this.inMemory.delete(taskId);
+    this.memoryBytes -= entry.bytes;
+  }
+
+  private folderPath(): string {
+    if (this.folder === undefined) {
+      this.folder = mkdtempSync(join(tmpdir(), 'acmp-run-outputs-'));
+      liveFolders.add(this.folder);
+      if (!exitHooked) {
+        exitHooked = true;
+        process.once('exit', () => {
+          for (const folder of liveFolders) rmSync(folder, { recursive: true, force: true });
+        });
+      }
+    }
+    return this.folder;
+  }
+}
