@@ -1,7 +1,6 @@
 // `acmp-dag run FILE`: executes a DAG on the providers of the providers file (the built-in provider when there is
 // none). On a terminal, each task's state as it changes, with durations and cost, then a summary; with --json, the
 // run report of design.md §7. Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors or usage.
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { analyzeDag } from '../dag/analyze';
 import { connectProvider } from '../run/connect';
@@ -9,7 +8,8 @@ import { startRun } from '../run/executor';
 import { writeJson } from '../run/jsonText';
 import { StoredOutput, storedFile } from '../run/outputStore';
 import type { FailurePolicy, RunEvent, RunReport, TaskState } from '../run/types';
-import { UsageError, loadProviders } from './providersFile';
+import { loadProviders } from './providersFile';
+import { UsageError, readInputFile } from './usage';
 
 const STATE_MARK: Record<TaskState, string> = {
   pending: '·',
@@ -149,17 +149,12 @@ export async function runCommand(args: string[]): Promise<number> {
   const maxConcurrency = parseConcurrency(values['max-concurrency']);
   const providers = loadProviders(values.providers);
   const file = positionals[0]!;
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
+  const text = readInputFile(file);
   const analysis = analyzeDag(text);
   if (analysis.diagnostics.some((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge)) {
     // Positions and the validate command's wording only for a DAG with errors: a clean file's offsets are never indexed.
-    const { formatText, validateFile } = await import('./validate.js');
-    const checked = validateFile(file, undefined);
+    const { fileResult, formatText } = await import('./validate.js');
+    const checked = fileResult(file, text, analysis);
     const errors = checked.diagnostics.filter((diagnostic) => diagnostic.severity === 1 || checked.analysis.tooLarge);
     process.stderr.write(
       `${formatText([{ ...checked, diagnostics: errors }])}\nacmp-dag: not running ${file}: fix its errors first.\n`,

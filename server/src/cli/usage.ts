@@ -1,4 +1,15 @@
-// Kept apart from the commands so that the dispatcher can tell a usage error without loading any of them.
+// Kept apart from the commands so that the dispatcher can tell a usage error without loading any of them, and so
+// that each command reads its files the same way without loading another command.
+import { readFileSync } from 'node:fs';
 
 /** A problem with what the user typed or pointed at: the CLI prints it with its usage and exits 2. */
 export class UsageError extends Error {}
+
+/** The text of a file the user named; a file that cannot be read is a usage error naming it. */
+export function readInputFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}

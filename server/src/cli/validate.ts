@@ -1,6 +1,5 @@
 // `acmp-dag validate`: the analysis for terminals and CI, as text, JSON or SARIF. Exit codes (design.md §7): 0 no
 // errors, 1 errors, 2 usage.
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -10,7 +9,8 @@ import { type DagAnalysis, analyzeDag } from '../dag/analyze';
 import { DIAGNOSTIC_CODES, DIAGNOSTIC_DESCRIPTIONS } from '../dag/diagnostic';
 import { toLspDiagnostic } from '../protocol/diagnostics';
 import { knownCapabilities } from '../protocol/settings';
-import { UsageError, loadProviders } from './providersFile';
+import { loadProviders } from './providersFile';
+import { UsageError, readInputFile } from './usage';
 import { VERSION } from './version';
 
 export interface FileResult {
@@ -22,22 +22,21 @@ export interface FileResult {
 
 const severityName = ['', 'error', 'warning', 'information', 'hint'] as const;
 
-export function validateFile(file: string, capabilities: readonly string[] | undefined): FileResult {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-  }
+/** The analysis of a file's text as the CLI reports it: LSP diagnostics, positions counted from the text. */
+export function fileResult(file: string, text: string, analysis: DagAnalysis): FileResult {
   const uri = pathToFileURL(resolve(file)).href;
   const document = TextDocument.create(uri, 'acmp-dag', 1, text);
-  const analysis = analyzeDag(text, { knownCapabilities: capabilities });
   return {
     file,
     uri,
     diagnostics: analysis.diagnostics.map((diagnostic) => toLspDiagnostic(document, diagnostic)),
     analysis,
   };
+}
+
+export function validateFile(file: string, capabilities: readonly string[] | undefined): FileResult {
+  const text = readInputFile(file);
+  return fileResult(file, text, analyzeDag(text, { knownCapabilities: capabilities }));
 }
 
 /** The file as the user named it when `uri` is the checked file (related information points into it), else `uri`. */
