@@ -39,7 +39,11 @@ function runContext(run: RunSnapshot): string {
 
 function taskContext(task: TaskSnapshot): string {
   if (task.state === 'pending' || task.state === 'running') return 'task-active';
-  const shows = task.output !== undefined || task.error !== undefined || task.outputNotKeptBytes !== undefined;
+  const shows =
+    task.output !== undefined ||
+    task.error !== undefined ||
+    task.outputNotKeptBytes !== undefined ||
+    task.outputNotSentBytes !== undefined;
   return shows ? 'task-output' : 'task-finished';
 }
 

@@ -17,6 +17,8 @@ export interface TaskSnapshot {
   readonly output?: TaskOutput;
   /** The size of an output too large to keep across a window reload (storedRuns.ts), once it was left out. */
   readonly outputNotKeptBytes?: number;
+  /** The size of an output the server did not send, being over its budget (MAX_SENT_OUTPUT_BYTES). */
+  readonly outputNotSentBytes?: number;
   readonly error?: TaskError;
   readonly proof?: ProofStatus;
 }
@@ -200,7 +202,7 @@ export class RunsModel implements Disposable {
         ...(task.cost_cu !== undefined && { costCu: task.cost_cu }),
         ...(task.tokens_used !== undefined && { tokensUsed: task.tokens_used }),
         ...(task.output !== undefined && { output: task.output }),
-        ...(task.output_not_sent_bytes !== undefined && { outputNotKeptBytes: task.output_not_sent_bytes }),
+        ...(task.output_not_sent_bytes !== undefined && { outputNotSentBytes: task.output_not_sent_bytes }),
         ...(task.error !== undefined && { error: task.error }),
         proof: task.proof,
       });

@@ -1,7 +1,7 @@
 // "Show output": a task's output (or error) as a read-only JSON document of its own scheme.
 import { type TextDocumentContentProvider, Uri } from 'vscode';
 import type { RunsModel } from './runs';
-import { outputNotKept } from './storedRuns';
+import { outputNotKept, outputNotSent } from './storedRuns';
 
 export const TASK_OUTPUT_SCHEME = 'acmp-output';
 
@@ -16,6 +16,9 @@ export class TaskOutputProvider implements TextDocumentContentProvider {
     const taskId = uri.path.slice(1, -'.json'.length);
     const task = this.runs.get(uri.query)?.tasks.find((candidate) => candidate.taskId === taskId);
     const shown = task?.error ?? task?.output;
+    if (shown === undefined && task?.outputNotSentBytes !== undefined) {
+      return JSON.stringify({ message: outputNotSent(taskId, task.outputNotSentBytes) }, null, 2) + '\n';
+    }
     if (shown === undefined && task?.outputNotKeptBytes !== undefined) {
       return JSON.stringify({ message: outputNotKept(taskId, task.outputNotKeptBytes) }, null, 2) + '\n';
     }

@@ -11,7 +11,8 @@ import { startRun } from '../../server/src/run/executor';
 import { jsonPieces, writeJson } from '../../server/src/run/jsonText';
 import { OutputStore, StoredOutput, storedFile } from '../../server/src/run/outputStore';
 import type { RunReport } from '../../server/src/run/types';
-import { MAX_SENT_OUTPUT_BYTES, sentReport } from '../../server/src/features/run';
+import { sentReport } from '../../server/src/features/run';
+import { MAX_SENT_OUTPUT_BYTES } from '../../server/src/protocol/run';
 
 /** Two roots, a whole-output echo, a field path and a from_tasks aggregation of echoes: every way to read an output. */
 const DAG = JSON.stringify({

@@ -7,6 +7,7 @@ import {
   MAX_STORED_OUTPUTS_BYTES,
   MAX_STORED_OUTPUT_BYTES,
   outputNotKept,
+  outputNotSent,
   storedRuns,
 } from '../../client/src/storedRuns';
 
@@ -84,6 +85,14 @@ test('the runs given are not changed (the window keeps every output until it clo
   const before = JSON.stringify(runs);
   storedRuns(runs);
   assert.equal(JSON.stringify(runs), before);
+});
+
+test('Show Output says why an output the server did not send is missing, and how to see it', () => {
+  assert.equal(
+    outputNotSent('task_big', 3 * 1024 * 1024 + 200_000),
+    'The output of task_big (3.2 MB) is larger than the editor is sent: outputs over 1 MB, or beyond 8 MB for a run, ' +
+      'stay with the run. Run it with `acmp-dag run FILE --json` to see every output whole.',
+  );
 });
 
 test('Show Output names the task, the size and why the output is gone', () => {

@@ -9,6 +9,8 @@ import { analyzeDag } from '../dag/analyze';
 import {
   type CancelRunArguments,
   type CancelTaskArguments,
+  MAX_SENT_OUTPUTS_BYTES,
+  MAX_SENT_OUTPUT_BYTES,
   RUN_COMMANDS,
   RUN_EVENT_NOTIFICATION,
   type RunDagArguments,
@@ -22,14 +24,10 @@ import type { TaskOutput } from '../run/protocol';
 import type { DagRun, RunReport, TaskReport } from '../run/types';
 import type { Feature, FeatureContext } from './feature';
 
-/** The outputs a report sends the client, and keeps for field-path completion: each at most, and all together. */
-export const MAX_SENT_OUTPUT_BYTES = 1024 * 1024;
-export const MAX_SENT_OUTPUTS_BYTES = 8 * 1024 * 1024;
-
 /**
  * The report as the client gets it (run-finished and the command's answer): outputs over MAX_SENT_OUTPUT_BYTES, or
  * past MAX_SENT_OUTPUTS_BYTES in all, or that the run kept on disk, are left out, their size in
- * `output_not_sent_bytes` (the client shows it as an output not kept).
+ * `output_not_sent_bytes` (the client says why Show Output has nothing to show).
  */
 export function sentReport(report: RunReport): RunReport {
   let budget = MAX_SENT_OUTPUTS_BYTES;

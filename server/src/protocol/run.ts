@@ -3,6 +3,10 @@
 import type { TaskOutput } from '../run/protocol';
 import type { FailurePolicy, RunEvent, RunReport } from '../run/types';
 
+/** The outputs a report sends the client, and keeps for field-path completion: each at most, and all together. */
+export const MAX_SENT_OUTPUT_BYTES = 1024 * 1024;
+export const MAX_SENT_OUTPUTS_BYTES = 8 * 1024 * 1024;
+
 /** The commands the server executes (`workspace/executeCommand`), each with one argument object. */
 export const RUN_COMMANDS = {
   /** Runs a DAG; answers with the RunReport when the run ends. Arguments: RunDagArguments. */
