@@ -16,7 +16,7 @@ import {
   METHODS,
   type TaskOutput,
 } from '../protocol';
-import type { InvokeHandlers } from '../types';
+import type { Building, InvokeHandlers } from '../types';
 import { BUILTIN_CAPABILITIES, type BuiltinCapabilityName, builtinCapability } from './catalog';
 
 export const BUILTIN_PROVIDER_ID = 'agent:acmp-dag-builtin:local';
@@ -118,7 +118,7 @@ function wordsOf(input: TaskOutput): number {
 class Execution {
   readonly result: Promise<InvokeResult>;
   private resolve!: (result: InvokeResult) => void;
-  private reject!: (error: AcmpError) => void;
+  private reject!: (error: Error) => void;
   private settled = false;
   /** The complete output, kept for a repeated invoke when the first one streamed it. */
   private output: TaskOutput | undefined;
@@ -133,7 +133,7 @@ class Execution {
     private readonly params: InvokeParams,
     private readonly capability: BuiltinCapabilityName,
     private readonly handlers: InvokeHandlers,
-    private readonly onSettled: () => void,
+    private readonly onSettled: (taskId: string) => void,
   ) {
     this.result = new Promise<InvokeResult>((resolve, reject) => {
       this.resolve = resolve;
@@ -182,6 +182,11 @@ class Execution {
     );
   }
 
+  /** Ends an execution in flight with `error` (its connection closed); a settled one stays as it is. */
+  abandon(error: Error): void {
+    this.fail(error);
+  }
+
   /** A repeated invoke: the first one's result, with the complete output even when the first one streamed it. */
   joined(): Promise<InvokeResult> {
     return this.result.then((result) =>
@@ -218,19 +223,20 @@ class Execution {
     }
     this.output = output;
     this.settle();
-    this.resolve({
-      task_id: this.params.task_id,
-      ...(streamed ? { output_streamed: true } : { output }),
-      tokens_used: wordsOf(input),
-      cost_cu: BUILTIN_PRICES_CU[this.capability],
-      ...(this.params.proof_method === RESULT_HASH && {
-        proof: { method: RESULT_HASH, hash: resultHash(output), input_hash: resultHash(input) },
-      }),
-      provider_id: BUILTIN_PROVIDER_ID,
-    });
+    // Members set one by one, in the order of the wire: the spreads of optional parts made an object each to copy.
+    const result = { task_id: this.params.task_id } as Building<InvokeResult>;
+    if (streamed) result.output_streamed = true;
+    else result.output = output;
+    result.tokens_used = wordsOf(input);
+    result.cost_cu = BUILTIN_PRICES_CU[this.capability];
+    if (this.params.proof_method === RESULT_HASH) {
+      result.proof = { method: RESULT_HASH, hash: resultHash(output), input_hash: resultHash(input) };
+    }
+    result.provider_id = BUILTIN_PROVIDER_ID;
+    this.resolve(result);
   }
 
-  private fail(error: AcmpError): void {
+  private fail(error: Error): void {
     if (this.settled) return;
     this.settle();
     this.reject(error);
@@ -239,17 +245,20 @@ class Execution {
   private settle(): void {
     this.settled = true;
     clearTimeout(this.deadline);
-    this.onSettled();
+    this.onSettled(this.params.task_id);
   }
 }
 
 const isBuiltin = (name: string): name is BuiltinCapabilityName => builtinCapability(name) !== undefined;
 
-/** Checks an invoke before anything runs: a refused invoke is not an execution, so it may be sent again. */
-function admit(params: InvokeParams): BuiltinCapabilityName {
+/**
+ * Checks an invoke before anything runs: its capability, or the error that refuses it. A refused invoke is not an
+ * execution, so it may be sent again.
+ */
+function admit(params: InvokeParams): BuiltinCapabilityName | AcmpError {
   const { task_id: taskId, capability } = params;
   if (!isBuiltin(capability)) {
-    throw new AcmpError(
+    return new AcmpError(
       ACMP_ERRORS.capability_not_found,
       `Capability not found: the built-in provider offers ${BUILTIN_CAPABILITIES.join(', ')}`,
       { task_id: taskId, capability },
@@ -257,28 +266,28 @@ function admit(params: InvokeParams): BuiltinCapabilityName {
   }
   const price = BUILTIN_PRICES_CU[capability];
   if (params.max_price_cu !== undefined && price > params.max_price_cu) {
-    throw new AcmpError(ACMP_ERRORS.budget_exceeded, 'Budget exceeded', {
+    return new AcmpError(ACMP_ERRORS.budget_exceeded, 'Budget exceeded', {
       task_id: taskId,
       min_price_cu: price,
       detail: `Minimum price for ${capability} is ${price} CU.`,
     });
   }
   if (params.proof_method !== undefined && params.proof_method !== RESULT_HASH) {
-    throw new AcmpError(ACMP_ERRORS.proof_unsupported, `Proof method "${params.proof_method}" is not supported`, {
+    return new AcmpError(ACMP_ERRORS.proof_unsupported, `Proof method "${params.proof_method}" is not supported`, {
       task_id: taskId,
       supported: [RESULT_HASH],
     });
   }
   const inputStream = params.input_stream === true;
   if (params.stream === true && !(capability === 'echo' && (inputStream || streamable(params.input?.data)))) {
-    throw new AcmpError(
+    return new AcmpError(
       ACMP_ERRORS.feature_unsupported,
       `Output streaming is not offered for ${capability} of this input (only echo of a text or an array streams)`,
       { task_id: taskId, feature: 'stream' },
     );
   }
   if (!inputStream && params.input === undefined) {
-    throw new AcmpError(INVALID_PARAMS, 'The input is missing (only input_stream: true may omit it)', {
+    return new AcmpError(INVALID_PARAMS, 'The input is missing (only input_stream: true may omit it)', {
       task_id: taskId,
     });
   }
@@ -306,11 +315,13 @@ export class BuiltinProvider {
   constructor(private readonly remembered = REMEMBERED_EXECUTIONS) {}
 
   /** `acmp/invoke`. Rejects with AcmpError; a repeated task_id never executes again. */
-  async invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
+  invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
     const taskId = params.task_id;
     const existing = this.executions.get(taskId);
     if (existing !== undefined) return existing.joined();
-    const execution = new Execution(params, admit(params), handlers, () => this.forgetOldest(taskId));
+    const capability = admit(params);
+    if (capability instanceof AcmpError) return Promise.reject(capability);
+    const execution = new Execution(params, capability, handlers, this.settledOne);
     this.executions.set(taskId, execution);
     const early = this.early.get(taskId);
     this.early.delete(taskId);
@@ -337,9 +348,15 @@ export class BuiltinProvider {
     else this.earlyFor(params.task_id).cancel = params;
   }
 
-  /** Cancels every execution in flight (their timers included) and forgets what waited for an invoke. */
-  close(): void {
-    for (const execution of this.executions.values()) execution.cancel('the provider closed');
+  /**
+   * Cancels every execution in flight (their timers included) and forgets what waited for an invoke; with `error`,
+   * those in flight end with it instead (the buyer's connection closed).
+   */
+  close(error?: Error): void {
+    for (const execution of this.executions.values()) {
+      if (error === undefined) execution.cancel('the provider closed');
+      else execution.abandon(error);
+    }
     this.early.clear();
   }
 
@@ -352,6 +369,9 @@ export class BuiltinProvider {
     }
     return messages;
   }
+
+  /** Shared by the executions rather than a closure each. */
+  private readonly settledOne = (taskId: string): void => this.forgetOldest(taskId);
 
   /** Keeps the last `remembered` settled executions (a queue: a Set's oldest entry is slow to reach). */
   private forgetOldest(settledId: string): void {
