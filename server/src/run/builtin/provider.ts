@@ -47,8 +47,9 @@ const REMEMBERED_EXECUTIONS = 10_000;
 const EARLY_TASKS = 1_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
-const sentiment = new Sentiment();
+// Made on first use: the segmenter loads ICU's data (some 15 ms), which a run of echo tasks never needs.
+let sentences: Intl.Segmenter | undefined;
+let sentiment: Sentiment | undefined;
 
 const invalidInput = (capability: string, detail: string) =>
   new AcmpError(INVALID_PARAMS, `${capability}: ${detail}`, { capability });
@@ -65,7 +66,11 @@ function textOf(input: TaskOutput, capability: string): string {
 }
 
 /** The sentences of a text with their trailing space: joined, they give the text back. */
-const sentencesOf = (text: string): string[] => Array.from(sentences.segment(text), (part) => part.segment);
+const sentencesOf = (text: string): string[] =>
+  Array.from(
+    (sentences ??= new Intl.Segmenter('en', { granularity: 'sentence' })).segment(text),
+    (part) => part.segment,
+  );
 
 const labelOf = (score: number) => (score > 0 ? 'positive' : score < 0 ? 'negative' : 'neutral');
 
@@ -77,7 +82,9 @@ const compute: Readonly<Record<BuiltinCapabilityName, (input: TaskOutput) => Tas
     return { type: 'json', data: { chunks, count: chunks.length } };
   },
   'sentiment-analysis': (input) => {
-    const { score, comparative, positive, negative } = sentiment.analyze(textOf(input, 'sentiment-analysis'));
+    const { score, comparative, positive, negative } = (sentiment ??= new Sentiment()).analyze(
+      textOf(input, 'sentiment-analysis'),
+    );
     return { type: 'json', data: { label: labelOf(score), score, comparative, positive, negative } };
   },
   'result-aggregation': (input) => {
@@ -108,10 +115,15 @@ function streamPieces({ type, data }: TaskOutput): TaskOutput[] {
   return parts.length > 0 ? parts.map((part) => ({ type, data: part })) : [{ type, data }];
 }
 
+const WORD = /[\p{L}\p{N}]+/gu;
+
 /** `tokens_used`: the words (letter and digit runs) of the input's text, or of its JSON. */
 function wordsOf(input: TaskOutput): number {
   const text = typeof input.data === 'string' ? input.data : (JSON.stringify(input.data) ?? '');
-  return text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+  // Counted by `test`, which moves `lastIndex` on (and back to 0 at the end) without making the matches.
+  let words = 0;
+  while (WORD.test(text)) words++;
+  return words;
 }
 
 /** One execution of a task_id. It settles once; a repeated invoke joins it (Layer 1 §3.1.1). */
@@ -123,7 +135,7 @@ class Execution {
   /** The complete output, kept for a repeated invoke when the first one streamed it. */
   private output: TaskOutput | undefined;
   /** Input received so far, in seq order, and chunks that came ahead of their turn. */
-  private readonly inputParts: TaskOutput[] = [];
+  private inputParts: TaskOutput[] | undefined;
   private ahead: Map<number, ChunkParams> | undefined;
   private nextInputSeq = 0;
   private nextOutputSeq = 0;
@@ -167,7 +179,7 @@ class Execution {
     for (let next = ahead.get(this.nextInputSeq); next !== undefined; next = ahead.get(this.nextInputSeq)) {
       ahead.delete(this.nextInputSeq++);
       this.takeInput(next.chunk, next.final);
-      if (next.final) return this.complete(assembleChunks(this.inputParts));
+      if (next.final) return this.complete(assembleChunks(this.inputParts!));
     }
   }
 
@@ -196,7 +208,7 @@ class Execution {
 
   private takeInput(part: TaskOutput, final: boolean): void {
     const { type, data } = part;
-    this.inputParts.push({ type, data });
+    (this.inputParts ??= []).push({ type, data });
     if (this.forwarding) this.emit({ type, data }, final);
   }
 
