@@ -144,7 +144,7 @@ class Execution {
   constructor(
     private readonly params: InvokeParams,
     private readonly capability: BuiltinCapabilityName,
-    private readonly handlers: InvokeHandlers,
+    private handlers: InvokeHandlers | undefined,
     private readonly onSettled: (taskId: string) => void,
   ) {
     this.result = new Promise<InvokeResult>((resolve, reject) => {
@@ -213,7 +213,7 @@ class Execution {
   }
 
   private emit(chunk: TaskOutput, final: boolean): void {
-    this.handlers.onChunk({ task_id: this.params.task_id, seq: this.nextOutputSeq++, chunk, final });
+    this.handlers?.onChunk({ task_id: this.params.task_id, seq: this.nextOutputSeq++, chunk, final });
   }
 
   private complete(input: TaskOutput): void {
@@ -256,6 +256,8 @@ class Execution {
 
   private settle(): void {
     this.settled = true;
+    // A remembered execution no longer holds its invoker's handlers (over MCP, the request's whole context).
+    this.handlers = undefined;
     clearTimeout(this.deadline);
     this.onSettled(this.params.task_id);
   }
