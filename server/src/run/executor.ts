@@ -214,17 +214,18 @@ class Run {
       (declaration) => new TaskRun(declaration, declaration.id!, `${declaration.id!}-${runTag}`),
     );
     this.linkDownstream();
+    const readsFrom: TaskRun[] = [];
     for (const task of this.tasks) {
       const { declaration } = task;
       if (declaration.inputForm !== 'reference') continue;
-      const readsFrom: TaskRun[] = [];
+      readsFrom.length = 0;
       for (let position = 0; position < declaration.referenceCount; position++) {
         const upstream = this.byId(declaration.referencedId(position))!;
         if (readsFrom.includes(upstream)) continue;
         readsFrom.push(upstream);
         upstream.readers++;
       }
-      // A copy of its length: an array that grew by push keeps room for 16 more.
+      // A copy of its length (an array that grew by push keeps room for 16 more), from one reused list.
       task.readsFrom = readsFrom.slice();
     }
   }
