@@ -247,12 +247,18 @@ async function measureFeatures(text: string): Promise<FeatureFigures> {
   }
 }
 
-/** A run of a layered DAG of `echo` tasks on the built-in provider (in process), default settings. */
-async function measureExecutor(size: number): Promise<Figure> {
-  const analysis = analyzeDag(generate(size, 'echo'), OPTIONS);
+/**
+ * A run of a layered DAG of `echo` tasks on the built-in provider (in process): default settings, or issue 16's DAG
+ * with the settings of `run --json --max-concurrency 100` (no listener, tasks from JSON.parse).
+ */
+async function measureExecutor(size: number, variant: 'echo' | 'echo-layers'): Promise<Figure> {
+  const text = generate(size, variant);
+  const analysis = analyzeDag(text, OPTIONS);
+  const settings =
+    variant === 'echo' ? {} : { maxConcurrency: 100, plainTasks: (JSON.parse(text) as { tasks: unknown[] }).tasks };
   let status = '';
   const run = async (): Promise<void> => {
-    const report = await startRun(analysis, { providers: [], connect: connectProvider }).done;
+    const report = await startRun(analysis, { providers: [], connect: connectProvider, ...settings }).done;
     status = `${report.status}, ${report.tasks.filter((task) => task.state === 'completed').length} completed`;
   };
   const figure = await measure(run, size >= 100_000 ? 3 : 11);
@@ -343,7 +349,7 @@ async function measureOne(
   size: number,
   variant: Variant,
 ): Promise<Figure | FeatureFigures | Awaited<ReturnType<typeof measureInvokes>>> {
-  if (contender === 'executor') return measureExecutor(size);
+  if (contender === 'executor') return measureExecutor(size, variant === 'echo-layers' ? variant : 'echo');
   if (contender === 'invokes') return measureInvokes();
   const text = generate(size, variant);
   if (contender === 'features') return measureFeatures(text);
@@ -461,6 +467,10 @@ function main(): void {
   const invokes = measureApart('invokes', 0);
   console.log(
     `Invokes through one \`acmp-dag serve --stdio\` process, ${INVOKE_CONCURRENCY} in flight: ${invokes.invokes} in ${invokes.ms.toFixed(0)} ms = ${invokes.perSecond.toFixed(0)}/s`,
+  );
+  const executorLayers = measureApart('executor', 10_000, 'echo-layers');
+  console.log(
+    `In process, issue 16's 10,000 echo tasks (100-task layers), --max-concurrency 100, no listener: ${cell(executorLayers)}  (${executorLayers.diagnostics})`,
   );
   const cliRun = measureCliRun(10_000);
   console.log(

@@ -395,6 +395,41 @@ test(
 );
 
 test(
+  'each task fails at its own timeout_ms, whatever the order they started in; a completed task never times out',
+  LIMIT,
+  async () => {
+    const p = new ScriptedProvider('p', { hang: untilCancelled, echo });
+    const { run, log } = start(
+      dag([
+        task('task_done', 'echo', text('d'), { timeout_ms: 20 }),
+        task('task_slow', 'hang', text('s'), { timeout_ms: 120 }),
+        task('task_fast', 'hang', text('f'), { timeout_ms: 20 }),
+        task('task_middle', 'hang', text('m'), { timeout_ms: 60 }),
+      ]),
+      [p],
+      { policy: 'best-effort' },
+    );
+    const report = await run.done;
+    assert.equal(taskIn(report, 'task_done').state, 'completed');
+    const failed = log.events.flatMap((event) =>
+      event.type === 'task-state' && event.state === 'failed' ? [event.task_id] : [],
+    );
+    assert.deepEqual(failed, ['task_fast', 'task_middle', 'task_slow']);
+    for (const [id, ms] of [
+      ['task_fast', 20],
+      ['task_middle', 60],
+      ['task_slow', 120],
+    ] as const) {
+      const entry = taskIn(report, id);
+      assert.equal(entry.error!.code, ACMP_ERRORS.timeout);
+      assert.match(entry.error!.message, new RegExp(`\\(${ms} ms\\)`));
+      const lasted = Date.parse(entry.finished_at!) - Date.parse(entry.started_at!);
+      assert.ok(lasted >= ms - 1, `${id} lasted ${lasted} ms, at least its ${ms} ms`);
+    }
+  },
+);
+
+test(
   'advertised heartbeats: three missed intervals fail the task early; beating tasks live past them',
   LIMIT,
   async () => {

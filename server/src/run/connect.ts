@@ -38,12 +38,14 @@ function connectBuiltin(provider: ProviderConfig): ProviderConnection {
   return {
     providerId: provider.id,
     acmp: builtin.acmp,
-    invoke: (params, handlers) => ending.race(() => builtin.invoke(params, handlers)),
+    // Not raced against the end, a race per invoke: closing ends the executions in flight with the end's error.
+    invoke: (params, handlers) =>
+      ending.error === undefined ? builtin.invoke(params, handlers) : Promise.reject(ending.error),
     inputChunk: (params) => ending.race(() => Promise.resolve(builtin.inputChunk(params))),
     cancel: (params) => Promise.resolve(builtin.cancel(params)),
     close: () => {
-      ending.end(new TransportError(`provider "${provider.id}": the connection was closed`));
-      return Promise.resolve(builtin.close());
+      const error = ending.end(new TransportError(`provider "${provider.id}": the connection was closed`));
+      return Promise.resolve(builtin.close(error));
     },
   };
 }

@@ -4,12 +4,12 @@
 // the Connector, so the language server, the CLI and the tests drive the same code.
 import { randomUUID } from 'node:crypto';
 import type { DagAnalysis } from '../dag/analyze';
-import { dagIndex } from '../dag/dagIndex';
 import type { DagDiagnostic } from '../dag/diagnostic';
 import type { DagModel, TaskDeclaration } from '../dag/model';
 import type { ProviderConfig } from '../protocol/settings';
 import { type InputResolution, resolveInput, takesWholeOutput } from './inputs';
 import { OutputStore } from './outputStore';
+import { Deadlines } from './deadlines';
 import { type ProofStatus, checkProof } from './proof';
 import {
   ACMP_ERRORS,
@@ -25,6 +25,7 @@ import {
 import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
 import type {
+  Building,
   DagRun,
   FailurePolicy,
   ProviderConnection,
@@ -81,7 +82,7 @@ export function startRun(analysis: DagAnalysis, options: RunOptions): DagRun {
   };
 }
 
-type Outcome = { readonly ok: true; readonly result: InvokeResult } | { readonly ok: false; readonly error: TaskError };
+type Outcome = { readonly ok: true; readonly value: InvokeResult } | { readonly ok: false; readonly error: TaskError };
 type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
 /** A RunEvent before the run stamps it. */
 type EventBody = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'run_id' | 'at'> : never) : never;
@@ -89,19 +90,20 @@ type EventBody = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'run_i
 /** The provider a reused output is reported from (RunOptions.reuse). */
 export const REUSED = 'reused from an earlier run';
 
-// Shared by the tasks that have not started, rather than a promise and a function each.
-const NOT_STARTED = Promise.resolve();
 const NOTHING = (): void => undefined;
+const ENDED = Promise.resolve();
+/** The lists most tasks leave empty share this one (a run keeps 10,000s of tasks: an empty array each adds up). */
+const NONE: readonly never[] = Object.freeze([]);
 
 /** One task's life in a run. */
 class TaskRun {
   state: TaskState = 'pending';
-  readonly downstream: TaskRun[] = [];
+  downstream: readonly TaskRun[] = NONE;
   /** Upstream tasks not completed yet; a streaming source stops counting once its stream goes live. */
   waiting = 0;
   /** The upstream whose whole output may stream into this task (a `stream_eligible` edge, Layer 2 §5). */
   streamSource: TaskRun | undefined;
-  readonly streamsTo: TaskRun[] = [];
+  streamsTo: readonly TaskRun[] = NONE;
   /** The input streams from `streamSource`: its first chunk came and this task's provider takes input chunks. */
   streamLive = false;
   /** Called with each chunk of this task's output as it is delivered in order: the feeds of live downstream tasks. */
@@ -112,18 +114,20 @@ class TaskRun {
   outputStreamRefused = false;
   input: InputResolution | undefined;
   /** The tasks whose outputs this task's input reads, each once. */
-  readonly readsFrom: TaskRun[] = [];
+  readsFrom: readonly TaskRun[] = NONE;
   /** Downstream tasks that have yet to make their inputs from this task's output. */
   readers = 0;
   /** This task no longer reads its upstream outputs: it made its input, or it ended. */
   readingDone = false;
   /** The connection of the invoke in flight: where `acmp/cancel` goes. */
   inFlight: ProviderConnection | undefined;
-  deadline: ReturnType<typeof setTimeout> | undefined;
+  /** Its `timeout_ms`, once its first invoke was sent and its deadline set. */
+  timeoutMs: number | undefined;
   liveness: ReturnType<typeof setTimeout> | undefined;
-  /** Resolves when the task becomes terminal (made when it starts): the executor's waits race it. */
-  ended = NOT_STARTED;
-  endNow = NOTHING;
+  /** Ends the wait for the answer of the invoke in flight (with undefined) when the task ends meanwhile. */
+  interrupt: ((settled: undefined) => void) | undefined;
+  private endedPromise: Promise<void> | undefined;
+  private resolveEnded = NOTHING;
 
   providerId: string | undefined;
   error: TaskError | undefined;
@@ -132,7 +136,7 @@ class TaskRun {
   proof: ProofStatus = 'absent';
   startedAt: string | undefined;
   finishedAt: string | undefined;
-  readonly violations: string[] = [];
+  violations: readonly string[] = NONE;
 
   constructor(
     readonly declaration: TaskDeclaration,
@@ -143,14 +147,26 @@ class TaskRun {
   get active(): boolean {
     return this.state === 'running';
   }
+
+  /** Resolves once the task is terminal; made on first use, for few tasks are ever waited on so. */
+  ended(): Promise<void> {
+    if (this.state !== 'pending' && this.state !== 'running') return ENDED;
+    return (this.endedPromise ??= new Promise((resolve) => (this.resolveEnded = resolve)));
+  }
+
+  /** Ends the waits on this task: its invoke's answer, and `ended()`. */
+  wake(): void {
+    this.interrupt?.(undefined);
+    this.resolveEnded();
+  }
 }
 
 class Run {
   readonly id: string;
   readonly done: Promise<RunReport>;
   private resolveDone: (report: RunReport) => void = NOTHING;
+  /** By position in `model.tasks`. */
   private readonly tasks: readonly TaskRun[];
-  private readonly byId = new Map<string, TaskRun>();
   private readonly pool: ProviderPool;
   private readonly policy: FailurePolicy;
   private readonly maxConcurrency: number;
@@ -167,6 +183,13 @@ class Run {
   /** `acmp/cancel` notifications on their way: the connections close only after them. */
   private readonly sends = new Set<Promise<void>>();
   private readonly streamedEdges: { from: string; to: string }[] = [];
+  private readonly deadlines = new Deadlines<TaskRun>(
+    (task) =>
+      this.fail(task, { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${task.timeoutMs} ms)` }),
+    (task) => task.active,
+  );
+  /** Whether anyone listens to events: without a listener, none is made. */
+  private readonly listening: boolean;
   readonly outputs: OutputStore;
 
   constructor(
@@ -185,33 +208,50 @@ class Run {
     // a random tag rather than the run id: Layer 1 wants them globally unique, and a client may choose run ids that
     // share a prefix (`session-run-1`, `session-run-2`) or that another buyer of the same provider uses too.
     const runTag = randomUUID();
+    this.listening = options.onEvent !== undefined;
     // A DAG without errors: every task has a unique id and every edge names two tasks.
-    this.tasks = model.tasks.map((declaration) => {
-      const task = new TaskRun(declaration, declaration.id!, `${declaration.id!}-${runTag}`);
-      this.byId.set(task.id, task);
-      return task;
-    });
-    const index = dagIndex(model);
-    for (const task of this.tasks) {
-      for (const declaration of index.downstream(task.declaration)) {
-        const next = this.byId.get(declaration.id!)!;
-        task.downstream.push(next);
-        next.waiting++;
-      }
-    }
+    this.tasks = model.tasks.map(
+      (declaration) => new TaskRun(declaration, declaration.id!, `${declaration.id!}-${runTag}`),
+    );
+    this.linkDownstream();
+    const readsFrom: TaskRun[] = [];
     for (const task of this.tasks) {
       const { declaration } = task;
       if (declaration.inputForm !== 'reference') continue;
+      readsFrom.length = 0;
       for (let position = 0; position < declaration.referenceCount; position++) {
-        const upstream = this.byId.get(declaration.referencedId(position))!;
-        if (task.readsFrom.includes(upstream)) continue;
-        task.readsFrom.push(upstream);
+        const upstream = this.byId(declaration.referencedId(position))!;
+        if (readsFrom.includes(upstream)) continue;
+        readsFrom.push(upstream);
         upstream.readers++;
       }
+      // A copy of its length (an array that grew by push keeps room for 16 more), from one reused list.
+      task.readsFrom = readsFrom.slice();
     }
-    for (const edge of model.edges) {
-      const source = this.byId.get(edge.from!)!;
-      const target = this.byId.get(edge.to!)!;
+  }
+
+  /** The task `id` names (its first declaration). */
+  private byId(id: string): TaskRun | undefined {
+    const declaration = this.model.taskById.get(id);
+    return declaration === undefined ? undefined : this.tasks[declaration.index];
+  }
+
+  /**
+   * Each task's downstream tasks, each once, in edge order (the edges grouped by source, then repeats skipped), and
+   * the edges that may stream.
+   */
+  private linkDownstream(): void {
+    const { edges } = this.model;
+    const count = this.tasks.length;
+    const targets = new Int32Array(edges.length);
+    const sources = new Int32Array(edges.length);
+    const starts = new Int32Array(count + 1);
+    edges.forEach((edge, e) => {
+      const source = this.byId(edge.from!)!;
+      const target = this.byId(edge.to!)!;
+      sources[e] = source.declaration.index;
+      targets[e] = target.declaration.index;
+      starts[sources[e] + 1]!++;
       if (
         edge.streamEligible &&
         target.streamSource === undefined &&
@@ -219,8 +259,26 @@ class Run {
         target.declaration.referencedId(0) === source.id
       ) {
         target.streamSource = source;
-        source.streamsTo.push(target);
+        source.streamsTo = [...source.streamsTo, target];
       }
+    });
+    for (let node = 0; node < count; node++) starts[node + 1]! += starts[node]!;
+    const bySource = new Int32Array(edges.length);
+    const filled = starts.slice(0, count);
+    for (let e = 0; e < edges.length; e++) bySource[filled[sources[e]!]!++] = e;
+    // By target, the last source linked to it: a repeated edge finds its own source there.
+    const linkedFrom = new Int32Array(count).fill(-1);
+    const downstream: TaskRun[] = [];
+    for (let node = 0; node < count; node++) {
+      downstream.length = 0;
+      for (let k = starts[node]!; k < starts[node + 1]!; k++) {
+        const target = targets[bySource[k]!]!;
+        if (linkedFrom[target] === node) continue;
+        linkedFrom[target] = node;
+        downstream.push(this.tasks[target]!);
+        this.tasks[target]!.waiting++;
+      }
+      if (downstream.length > 0) this.tasks[node]!.downstream = downstream.slice();
     }
   }
 
@@ -238,7 +296,7 @@ class Run {
     for (const task of this.tasks) if (task.waiting === 0) this.ready.push(task);
     // Outputs an earlier run completed: those tasks complete at once, and what depends on them may start.
     for (const [taskId, output] of Object.entries(this.options.reuse ?? {})) {
-      const task = this.byId.get(taskId);
+      const task = this.byId(taskId);
       if (task === undefined || task.state !== 'pending') continue;
       this.outputs.keep(task.id, output, task.readers);
       task.providerId = REUSED;
@@ -256,7 +314,7 @@ class Run {
   }
 
   cancelTask(taskId: string, reason = 'cancelled by the user'): void {
-    const task = this.byId.get(taskId);
+    const task = this.byId(taskId);
     if (task === undefined) return;
     this.cancelledByUser = true;
     this.finish(task, 'cancelled', { code: ACMP_ERRORS.cancelled, message: reason });
@@ -285,59 +343,63 @@ class Run {
     this.slotsUsed++;
     task.state = 'running';
     task.startedAt = now();
-    task.ended = new Promise((resolve) => (task.endNow = resolve));
     const plain = (this.options.plainTasks?.[task.declaration.index] ?? task.declaration.node.value) as Record<
       string,
       unknown
     >;
     const candidates = this.pool.candidates(task.declaration.capability!);
-    this.emit(
-      {
-        type: 'task-state',
-        task_id: task.id,
-        state: 'running',
-        ...(candidates[0] === undefined ? {} : { provider_id: candidates[0].id }),
-      },
-      task.startedAt,
-    );
-    this.execute(task, plain, candidates).catch((error: unknown) =>
-      this.fail(task, { code: ACMP_ERRORS.internal, message: `the executor failed: ${messageOf(error)}` }),
-    );
+    if (this.listening) {
+      this.emit(
+        {
+          type: 'task-state',
+          task_id: task.id,
+          state: 'running',
+          ...(candidates[0] === undefined ? {} : { provider_id: candidates[0].id }),
+        },
+        task.startedAt,
+      );
+    }
+    void this.execute(task, plain, candidates);
   }
 
-  /** Tries the candidate providers in order until one takes the task (design.md §6). */
+  /** Tries the candidate providers in order until one takes the task (design.md §6); never rejects. */
   private async execute(
     task: TaskRun,
     plain: Record<string, unknown>,
     candidates: readonly ProviderConfig[],
   ): Promise<void> {
-    if (candidates.length === 0) {
-      return this.fail(task, {
-        code: ACMP_ERRORS.capability_not_found,
-        message: `no configured provider offers capability "${task.declaration.capability}"`,
-      });
-    }
-    if (!task.streamLive) {
-      const input = this.literalInput(task, plain);
-      if (!input.ok) return this.fail(task, input.error);
-    }
-    const refusals: TaskError[] = [];
-    for (const provider of candidates) {
-      // The task stays running but moves on: say where, so that no one reads the refusing provider as the one running it.
-      if (provider !== candidates[0]) {
-        this.emit({ type: 'task-state', task_id: task.id, state: 'running', provider_id: provider.id });
+    // Caught here rather than by a `catch` on its promise: a promise and a closure less per task.
+    try {
+      if (candidates.length === 0) {
+        return this.fail(task, {
+          code: ACMP_ERRORS.capability_not_found,
+          message: `no configured provider offers capability "${task.declaration.capability}"`,
+        });
       }
-      const outcome = await this.invokeAt(task, plain, provider);
-      if (outcome === undefined) return;
-      if (outcome.ok) return this.complete(task, outcome.result);
-      // A provider that already streamed output took the task: its error is the task's.
-      if (!REFUSALS.includes(outcome.error.code) || task.sequencer?.started === true) {
-        return this.fail(task, outcome.error);
+      if (!task.streamLive) {
+        const input = this.literalInput(task, plain);
+        if (!input.ok) return this.fail(task, input.error);
       }
-      refusals.push({ ...outcome.error, message: `provider "${provider.id}": ${outcome.error.message}` });
+      const refusals: TaskError[] = [];
+      for (const provider of candidates) {
+        // The task stays running but moves on: say where, so that no one reads the refusing provider as the one running it.
+        if (provider !== candidates[0]) {
+          this.emit({ type: 'task-state', task_id: task.id, state: 'running', provider_id: provider.id });
+        }
+        const outcome = await this.invokeAt(task, plain, provider);
+        if (outcome === undefined) return;
+        if (outcome.ok) return this.complete(task, outcome.value);
+        // A provider that already streamed output took the task: its error is the task's.
+        if (!REFUSALS.includes(outcome.error.code) || task.sequencer?.started === true) {
+          return this.fail(task, outcome.error);
+        }
+        refusals.push({ ...outcome.error, message: `provider "${provider.id}": ${outcome.error.message}` });
+      }
+      const last = refusals[refusals.length - 1]!;
+      this.fail(task, { ...last, message: `no provider took the task: ${refusals.map((r) => r.message).join('; ')}` });
+    } catch (error) {
+      this.fail(task, { code: ACMP_ERRORS.internal, message: `the executor failed: ${messageOf(error)}` });
     }
-    const last = refusals[refusals.length - 1]!;
-    this.fail(task, { ...last, message: `no provider took the task: ${refusals.map((r) => r.message).join('; ')}` });
   }
 
   /**
@@ -355,19 +417,25 @@ class Run {
     for (let attempt = 0; attempt < this.attempts; attempt++) {
       if (attempt > 0 && !(await this.pause(task, this.backoffMs * 2 ** (attempt - 1)))) return undefined;
       try {
+        // An open connection is taken as it is: awaiting it would cost every task a turn of the event loop's queue.
         connection =
           connection === undefined
-            ? await this.pool.connection(provider)
+            ? (this.pool.opened(provider) ?? (await this.pool.connection(provider)))
             : await this.pool.reconnect(provider, connection);
       } catch (error) {
         failure = messageOf(error);
         continue;
       }
       if (!task.active) return undefined;
-      const input = await this.inputAt(task, plain, connection);
+      const input = task.streamLive ? await this.inputAt(task, plain, connection) : this.literalInput(task, plain);
       if (input === undefined) return undefined;
       if (!input.ok) return input;
-      const answer = await this.sendFallingBack(task, plain, connection, input.input);
+      let answer = await this.send(task, plain, connection, input.input);
+      if (refusedStream(task, answer)) {
+        task.outputStreamRefused = true;
+        task.sequencer = undefined;
+        answer = await this.send(task, plain, connection, input.input);
+      }
       if (!(answer instanceof TransportError)) return answer;
       if (!answer.retryable) return { ok: false, error: { code: ACMP_ERRORS.internal, message: answer.message } };
       failure = answer.message;
@@ -403,34 +471,10 @@ class Run {
     if (task.streamLive && source !== undefined) {
       if (streamsInput(connection.acmp)) return { ok: true };
       // A later candidate that takes no input chunks (the first refused): it gets the whole output instead.
-      if (source.active) await Promise.race([source.ended, task.ended]);
+      if (source.active) await Promise.race([source.ended(), task.ended()]);
       if (!task.active || source.state !== 'completed') return undefined;
     }
     return this.literalInput(task, plain);
-  }
-
-  /**
-   * `send`, and once more without `stream` when the provider refused to stream this capability's output (-33007):
-   * advertising output streaming does not promise it for every capability, a refusal is not an idempotent result,
-   * and the edges from this task fall back to its whole result (Layer 2 §5).
-   */
-  private async sendFallingBack(
-    task: TaskRun,
-    plain: Record<string, unknown>,
-    connection: ProviderConnection,
-    input: TaskOutput | undefined,
-  ): Promise<Outcome | TransportError | undefined> {
-    const answer = await this.send(task, plain, connection, input);
-    const refusedStream =
-      answer !== undefined &&
-      !(answer instanceof TransportError) &&
-      !answer.ok &&
-      answer.error.code === ACMP_ERRORS.feature_unsupported &&
-      task.sequencer?.started === false;
-    if (!refusedStream) return answer;
-    task.outputStreamRefused = true;
-    task.sequencer = undefined;
-    return this.send(task, plain, connection, input);
   }
 
   /** Sends one invoke and waits for its answer, a TransportError, or the task's end (undefined). */
@@ -449,13 +493,10 @@ class Run {
     const params = invokeParams(task, plain, input, stream);
     // The deadline counts from the first invoke sent (Layer 1 §3.1: the window in which its result must arrive), not
     // from the provider's start-up; retries and fallbacks stay within it.
-    if (task.deadline === undefined) {
-      const timeoutMs =
+    if (task.timeoutMs === undefined) {
+      task.timeoutMs =
         typeof plain.timeout_ms === 'number' && plain.timeout_ms > 0 ? plain.timeout_ms : DEFAULT_TIMEOUT_MS;
-      task.deadline = setTimeout(
-        () => this.fail(task, { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${timeoutMs} ms)` }),
-        timeoutMs,
-      );
+      this.deadlines.add(task, task.timeoutMs);
     }
     task.inFlight = connection;
     task.providerId = connection.providerId;
@@ -470,19 +511,26 @@ class Run {
         window,
       );
     }
-    const answer = settle(() =>
-      connection.invoke(params, {
-        onChunk: (chunk) => this.onChunk(task, chunk),
-        onHeartbeat: (beat) => this.onHeartbeat(task, beat),
-      }),
-    );
-    const stopFeed = input === undefined ? this.feed(task, connection) : undefined;
-    const settled = await Promise.race([answer, task.ended]);
+    // One promise settles with the answer or, through `interrupt`, with the task's end, rather than a race of two.
+    let stopFeed: (() => void) | undefined;
+    const settled = await new Promise<Settled<InvokeResult> | undefined>((resolve) => {
+      task.interrupt = resolve;
+      settleWith(
+        () =>
+          connection.invoke(params, {
+            onChunk: (chunk) => this.onChunk(task, chunk),
+            onHeartbeat: (beat) => this.onHeartbeat(task, beat),
+          }),
+        resolve,
+      );
+      if (input === undefined) stopFeed = this.feed(task, connection);
+    });
+    task.interrupt = undefined;
     stopFeed?.();
     clearTimeout(task.liveness);
     if (task.inFlight === connection) task.inFlight = undefined;
     if (settled === undefined || !task.active) return undefined;
-    if (settled.ok) return { ok: true, result: settled.value };
+    if (settled.ok) return settled;
     const { error } = settled;
     if (error instanceof TransportError) return error;
     if (error instanceof AcmpError) {
@@ -566,16 +614,20 @@ class Run {
     task.costCu = cost;
     task.tokensUsed = tokens;
     task.proof = checkProof(result.proof, output);
-    if (violation) task.violations.push(`cost_cu ${cost} is above max_price_cu ${maxPrice}`);
-    if (task.proof === 'mismatch') task.violations.push('the result-hash proof does not match the output');
-    this.emit({
-      type: 'cost',
-      task_id: task.id,
-      cost_cu: cost,
-      tokens_used: tokens,
-      ...(maxPrice === undefined ? {} : { max_price_cu: maxPrice }),
-      violation,
-    });
+    if (violation) task.violations = [...task.violations, `cost_cu ${cost} is above max_price_cu ${maxPrice}`];
+    if (task.proof === 'mismatch') {
+      task.violations = [...task.violations, 'the result-hash proof does not match the output'];
+    }
+    if (this.listening) {
+      this.emit({
+        type: 'cost',
+        task_id: task.id,
+        cost_cu: cost,
+        tokens_used: tokens,
+        ...(maxPrice === undefined ? {} : { max_price_cu: maxPrice }),
+        violation,
+      });
+    }
     this.finish(task, 'completed');
     for (const next of task.downstream) if (!(next.streamSource === task && next.streamLive)) this.release(next);
     this.advance();
@@ -622,26 +674,28 @@ class Run {
     this.terminal++;
     if (running) {
       this.slotsUsed--;
-      clearTimeout(task.deadline);
+      if (task.timeoutMs !== undefined) this.deadlines.dropped();
       clearTimeout(task.liveness);
-      task.endNow();
     }
+    task.wake();
     if (inFlight !== undefined && acceptsCancel(inFlight.acmp)) {
       const sent: Promise<void> = settle(() =>
         inFlight.cancel({ task_id: task.wireId, ...(error === undefined ? {} : { reason: error.message }) }),
       ).then(() => void this.sends.delete(sent));
       this.sends.add(sent);
     }
-    this.emit(
-      {
-        type: 'task-state',
-        task_id: task.id,
-        state,
-        ...(task.providerId === undefined ? {} : { provider_id: task.providerId }),
-        ...(error === undefined ? {} : { error }),
-      },
-      task.finishedAt,
-    );
+    if (this.listening) {
+      this.emit(
+        {
+          type: 'task-state',
+          task_id: task.id,
+          state,
+          ...(task.providerId === undefined ? {} : { provider_id: task.providerId }),
+          ...(error === undefined ? {} : { error }),
+        },
+        task.finishedAt,
+      );
+    }
     return true;
   }
 
@@ -658,7 +712,7 @@ class Run {
   /** Waits `ms` before a retry; false when the task ended meanwhile. */
   private async pause(task: TaskRun, ms: number): Promise<boolean> {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, ms))), task.ended]);
+    await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, ms))), task.ended()]);
     clearTimeout(timer);
     return task.active;
   }
@@ -667,6 +721,7 @@ class Run {
     if (this.ending) return;
     this.ending = true;
     const finishedAt = now();
+    this.deadlines.clear();
     await Promise.all(this.sends);
     await this.pool.closeAll();
     const report = this.report(finishedAt);
@@ -683,18 +738,23 @@ class Run {
       if (task.state === 'completed' && task.downstream.length === 0) result.push([task.id, output!]);
       costCu += task.costCu ?? 0;
       tokensUsed += task.tokensUsed ?? 0;
-      return {
-        task_id: task.id,
-        state: task.state,
-        ...(task.providerId === undefined ? {} : { provider_id: task.providerId }),
-        ...(output === undefined ? {} : { output }),
-        ...(task.error === undefined ? {} : { error: task.error }),
-        ...(task.costCu === undefined ? {} : { cost_cu: task.costCu, tokens_used: task.tokensUsed }),
-        proof: task.proof,
-        ...(task.startedAt === undefined ? {} : { started_at: task.startedAt, wire_task_id: task.wireId }),
-        ...(task.finishedAt === undefined ? {} : { finished_at: task.finishedAt }),
-        ...(task.violations.length === 0 ? {} : { violations: task.violations }),
-      };
+      // Members set one by one, in the report's order: spreads of optional parts made objects to copy, per task.
+      const entry = { task_id: task.id, state: task.state } as Building<TaskReport>;
+      if (task.providerId !== undefined) entry.provider_id = task.providerId;
+      if (output !== undefined) entry.output = output;
+      if (task.error !== undefined) entry.error = task.error;
+      if (task.costCu !== undefined) {
+        entry.cost_cu = task.costCu;
+        entry.tokens_used = task.tokensUsed;
+      }
+      entry.proof = task.proof;
+      if (task.startedAt !== undefined) {
+        entry.started_at = task.startedAt;
+        entry.wire_task_id = task.wireId;
+      }
+      if (task.finishedAt !== undefined) entry.finished_at = task.finishedAt;
+      if (task.violations.length > 0) entry.violations = task.violations;
+      return entry;
     });
     // A failure says most; a run the user cancelled something in (a task or the whole run) is cancelled otherwise.
     const failed = this.tasks.some((task) => task.state === 'failed');
@@ -758,16 +818,34 @@ function outputOf(task: TaskRun, result: InvokeResult): TaskOutput | string {
   return typeof output.type === 'string' ? { type: output.type, data: output.data } : 'the output has no string type';
 }
 
-/** Calls `call` and settles its promise (or its synchronous throw) without ever rejecting. */
-function settle<T>(call: () => Promise<T>): Promise<Settled<T>> {
+/** Calls `call` and hands the outcome of its promise (or its synchronous throw) to `done`. */
+function settleWith<T>(call: () => Promise<T>, done: (settled: Settled<T>) => void): void {
   try {
-    return call().then(
-      (value): Settled<T> => ({ ok: true, value }),
-      (error: unknown): Settled<T> => ({ ok: false, error }),
+    call().then(
+      (value) => done({ ok: true, value }),
+      (error: unknown) => done({ ok: false, error }),
     );
   } catch (error) {
-    return Promise.resolve({ ok: false, error });
+    done({ ok: false, error });
   }
+}
+
+/** Calls `call` and settles its promise (or its synchronous throw) without ever rejecting. */
+const settle = <T>(call: () => Promise<T>): Promise<Settled<T>> => new Promise((resolve) => settleWith(call, resolve));
+
+/**
+ * The provider refused to stream this capability's output (-33007): the invoke goes once more without `stream`, for
+ * advertising output streaming does not promise it for every capability, a refusal is not an idempotent result, and
+ * the edges from this task fall back to its whole result (Layer 2 §5).
+ */
+function refusedStream(task: TaskRun, answer: Outcome | TransportError | undefined): boolean {
+  return (
+    answer !== undefined &&
+    !(answer instanceof TransportError) &&
+    !answer.ok &&
+    answer.error.code === ACMP_ERRORS.feature_unsupported &&
+    task.sequencer?.started === false
+  );
 }
 
 let clockMs = -1;

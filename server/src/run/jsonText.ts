@@ -15,6 +15,8 @@ export type JsonPiece = string | { readonly file: JsonFileRef; readonly indent: 
 const GAP = '  ';
 /** Characters gathered before a piece is handed out: big enough that a write per piece costs nothing. */
 const PIECE_CHARS = 64 * 1024;
+/** Values in a container that JSON.stringify writes whole, at most: a walk that gives up sooner costs little. */
+const WHOLE_VALUES = 512;
 
 interface Frame {
   readonly container: Record<string, unknown> | readonly unknown[];
@@ -39,6 +41,39 @@ function jsonValueOf(key: string, value: unknown): unknown {
 const skipped = (value: unknown): boolean =>
   value === undefined || typeof value === 'function' || typeof value === 'symbol';
 
+const boxed = (value: object): boolean =>
+  value instanceof Number || value instanceof String || value instanceof Boolean;
+
+/**
+ * Whether JSON.stringify may write `container` whole, several times faster than walking it here: it is small (at most
+ * WHOLE_VALUES values and PIECE_CHARS characters of strings and keys) and holds nothing this walk treats its own way
+ * (a file's value, a toJSON, a boxed primitive).
+ */
+function small(container: object, fileOf: ((value: object) => JsonFileRef | undefined) | undefined): boolean {
+  const pending: unknown[] = [container];
+  let values = 0;
+  let chars = 0;
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (++values > WHOLE_VALUES || chars > PIECE_CHARS) return false;
+    if (typeof next === 'string') chars += next.length;
+    if (next === null || typeof next !== 'object') continue;
+    if (typeof (next as { toJSON?: unknown }).toJSON === 'function' || boxed(next) || fileOf?.(next) !== undefined) {
+      return false;
+    }
+    if (Array.isArray(next)) {
+      for (const element of next as unknown[]) pending.push(element);
+      continue;
+    }
+    for (const key in next) {
+      if (!Object.hasOwn(next, key)) continue;
+      chars += key.length;
+      pending.push((next as Record<string, unknown>)[key]);
+    }
+  }
+  return true;
+}
+
 /**
  * The pieces of JSON.stringify(value, null, 2), in order. `fileOf` names the values whose text is in a file: their
  * text is copied from it (its line breaks followed by the indentation of the place it goes to).
@@ -59,9 +94,13 @@ export function* jsonPieces(value: unknown, fileOf?: (value: object) => JsonFile
         if (text !== '') yield text;
         text = '';
         yield { file, indent };
+      } else if (small(next, fileOf)) {
+        // No raw line break is inside a JSON string: each one it writes starts a line to indent.
+        const whole = JSON.stringify(next, null, 2);
+        text += indent === '' ? whole : whole.replaceAll('\n', `\n${indent}`);
       } else if (Array.isArray(next)) {
         stack.push({ container: next, keys: undefined, length: next.length, next: 0, opened: false, indent });
-      } else if (next instanceof Number || next instanceof String || next instanceof Boolean) {
+      } else if (boxed(next)) {
         text += JSON.stringify(next);
       } else {
         const keys = Object.keys(next);

@@ -40,6 +40,11 @@ import { WebSocketTransport } from './websocketTransport';
 const CLIENT_INFO = { name: 'acmp-dag', version: ACMP_VERSION };
 /** The SDK's own request timeout, set out of the way: the executor owns the deadlines (timeout_ms, heartbeats). */
 const NO_SDK_TIMEOUT = 2 ** 31 - 1;
+/**
+ * What the SDK checks of an invoke's answer (InvokeResultSchema checks the rest), made once: zod compiles a parser for
+ * each schema it makes, which per invoke was the buyer's largest cost.
+ */
+const ANY_OBJECT = z.looseObject({});
 /** The end of a stdio provider's stderr kept for the error that reports its exit. */
 const STDERR_TAIL_CHARS = 800;
 /** A peer's text quoted in an error is cut here (an unknown response is quoted whole by the SDK). */
@@ -218,7 +223,7 @@ async function connectMcp(
       routes.set(params.task_id, handlers);
       try {
         const answer = await ending.race(() =>
-          buyer.request({ method: METHODS.invoke, params: { ...params } }, z.looseObject({}), {
+          buyer.request({ method: METHODS.invoke, params: { ...params } }, ANY_OBJECT, {
             timeout: NO_SDK_TIMEOUT,
           }),
         );

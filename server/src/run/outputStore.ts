@@ -79,8 +79,12 @@ let exitHooked = false;
 /** One run's outputs, by task id. */
 export class OutputStore {
   private readonly entries = new Map<string, Entry>();
-  /** The entries in memory, oldest first (a Map keeps insertion order). */
-  private readonly inMemory = new Map<string, Entry>();
+  /**
+   * The entries kept, oldest first, from `head` on: those gone to disk are skipped (one Map less to keep 10,000s of
+   * outputs in).
+   */
+  private readonly kept: Entry[] = [];
+  private head = 0;
   private memoryBytes = 0;
   private folder: string | undefined;
   private files = 0;
@@ -91,7 +95,7 @@ export class OutputStore {
   keep(taskId: string, output: TaskOutput, readers: number): void {
     const entry: Entry = { output, stored: undefined, bytes: jsonSizeWithin(output, this.budgetBytes), readers };
     this.entries.set(taskId, entry);
-    this.inMemory.set(taskId, entry);
+    this.kept.push(entry);
     this.memoryBytes += entry.bytes;
     this.fit();
   }
@@ -129,24 +133,26 @@ export class OutputStore {
   /** Moves outputs to disk until those in memory fit the budget: those only the report wants first, oldest first. */
   private fit(): void {
     while (this.memoryBytes > this.budgetBytes) {
-      let victim: [string, Entry] | undefined;
-      for (const candidate of this.inMemory) {
-        if (candidate[1].readers === 0) {
-          victim = candidate;
-          break;
-        }
+      while (this.kept[this.head]!.output === undefined) this.head++;
+      let victim: Entry | undefined;
+      for (let at = this.head; at < this.kept.length && victim === undefined; at++) {
+        const candidate = this.kept[at]!;
+        if (candidate.output !== undefined && candidate.readers === 0) victim = candidate;
       }
-      victim ??= this.inMemory.entries().next().value!;
-      this.spill(...victim);
+      this.spill(victim ?? this.kept[this.head]!);
+    }
+    // The head of the queue is dropped in batches, not one shift per output gone to disk.
+    if (this.head >= 1_000 && this.head * 2 >= this.kept.length) {
+      this.kept.splice(0, this.head);
+      this.head = 0;
     }
   }
 
-  private spill(taskId: string, entry: Entry): void {
+  private spill(entry: Entry): void {
     const output = entry.output!;
     const path = join(this.folderPath(), `${this.files++}.json`);
     entry.stored = new StoredOutput(output.type, path, writeJsonFile(path, output));
     entry.output = undefined;
-    this.inMemory.delete(taskId);
     this.memoryBytes -= entry.bytes;
   }
 

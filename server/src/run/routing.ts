@@ -57,6 +57,11 @@ export class ProviderPool {
     return found;
   }
 
+  /** The run's connection to `provider` when it is open. */
+  opened(provider: ProviderConfig): ProviderConnection | undefined {
+    return this.closed ? undefined : this.slots.get(provider)?.connection;
+  }
+
   /** The run's connection to `provider`, opened on first use; rejects with TransportError when it cannot open. */
   connection(provider: ProviderConfig): Promise<ProviderConnection> {
     if (this.closed) return Promise.reject(new TransportError('the run has ended'));

@@ -13,6 +13,9 @@ import type {
   TaskOutput,
 } from './protocol';
 
+/** A type's object while it is being built, member by member. */
+export type Building<T> = { -readonly [K in keyof T]: T[K] };
+
 export type TaskState = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled';
 export type RunStatus = 'completed' | 'failed' | 'cancelled';
 export type FailurePolicy = 'fail-fast' | 'best-effort';

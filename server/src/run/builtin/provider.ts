@@ -16,7 +16,7 @@ import {
   METHODS,
   type TaskOutput,
 } from '../protocol';
-import type { InvokeHandlers } from '../types';
+import type { Building, InvokeHandlers } from '../types';
 import { BUILTIN_CAPABILITIES, type BuiltinCapabilityName, builtinCapability } from './catalog';
 
 export const BUILTIN_PROVIDER_ID = 'agent:acmp-dag-builtin:local';
@@ -47,8 +47,9 @@ const REMEMBERED_EXECUTIONS = 10_000;
 const EARLY_TASKS = 1_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-const sentences = new Intl.Segmenter('en', { granularity: 'sentence' });
-const sentiment = new Sentiment();
+// Made on first use: the segmenter loads ICU's data (some 15 ms), which a run of echo tasks never needs.
+let sentences: Intl.Segmenter | undefined;
+let sentiment: Sentiment | undefined;
 
 const invalidInput = (capability: string, detail: string) =>
   new AcmpError(INVALID_PARAMS, `${capability}: ${detail}`, { capability });
@@ -65,7 +66,11 @@ function textOf(input: TaskOutput, capability: string): string {
 }
 
 /** The sentences of a text with their trailing space: joined, they give the text back. */
-const sentencesOf = (text: string): string[] => Array.from(sentences.segment(text), (part) => part.segment);
+const sentencesOf = (text: string): string[] =>
+  Array.from(
+    (sentences ??= new Intl.Segmenter('en', { granularity: 'sentence' })).segment(text),
+    (part) => part.segment,
+  );
 
 const labelOf = (score: number) => (score > 0 ? 'positive' : score < 0 ? 'negative' : 'neutral');
 
@@ -77,7 +82,9 @@ const compute: Readonly<Record<BuiltinCapabilityName, (input: TaskOutput) => Tas
     return { type: 'json', data: { chunks, count: chunks.length } };
   },
   'sentiment-analysis': (input) => {
-    const { score, comparative, positive, negative } = sentiment.analyze(textOf(input, 'sentiment-analysis'));
+    const { score, comparative, positive, negative } = (sentiment ??= new Sentiment()).analyze(
+      textOf(input, 'sentiment-analysis'),
+    );
     return { type: 'json', data: { label: labelOf(score), score, comparative, positive, negative } };
   },
   'result-aggregation': (input) => {
@@ -108,22 +115,27 @@ function streamPieces({ type, data }: TaskOutput): TaskOutput[] {
   return parts.length > 0 ? parts.map((part) => ({ type, data: part })) : [{ type, data }];
 }
 
+const WORD = /[\p{L}\p{N}]+/gu;
+
 /** `tokens_used`: the words (letter and digit runs) of the input's text, or of its JSON. */
 function wordsOf(input: TaskOutput): number {
   const text = typeof input.data === 'string' ? input.data : (JSON.stringify(input.data) ?? '');
-  return text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+  // Counted by `test`, which moves `lastIndex` on (and back to 0 at the end) without making the matches.
+  let words = 0;
+  while (WORD.test(text)) words++;
+  return words;
 }
 
 /** One execution of a task_id. It settles once; a repeated invoke joins it (Layer 1 §3.1.1). */
 class Execution {
   readonly result: Promise<InvokeResult>;
   private resolve!: (result: InvokeResult) => void;
-  private reject!: (error: AcmpError) => void;
+  private reject!: (error: Error) => void;
   private settled = false;
   /** The complete output, kept for a repeated invoke when the first one streamed it. */
   private output: TaskOutput | undefined;
   /** Input received so far, in seq order, and chunks that came ahead of their turn. */
-  private readonly inputParts: TaskOutput[] = [];
+  private inputParts: TaskOutput[] | undefined;
   private ahead: Map<number, ChunkParams> | undefined;
   private nextInputSeq = 0;
   private nextOutputSeq = 0;
@@ -132,8 +144,8 @@ class Execution {
   constructor(
     private readonly params: InvokeParams,
     private readonly capability: BuiltinCapabilityName,
-    private readonly handlers: InvokeHandlers,
-    private readonly onSettled: () => void,
+    private handlers: InvokeHandlers | undefined,
+    private readonly onSettled: (taskId: string) => void,
   ) {
     this.result = new Promise<InvokeResult>((resolve, reject) => {
       this.resolve = resolve;
@@ -167,7 +179,7 @@ class Execution {
     for (let next = ahead.get(this.nextInputSeq); next !== undefined; next = ahead.get(this.nextInputSeq)) {
       ahead.delete(this.nextInputSeq++);
       this.takeInput(next.chunk, next.final);
-      if (next.final) return this.complete(assembleChunks(this.inputParts));
+      if (next.final) return this.complete(assembleChunks(this.inputParts!));
     }
   }
 
@@ -182,6 +194,11 @@ class Execution {
     );
   }
 
+  /** Ends an execution in flight with `error` (its connection closed); a settled one stays as it is. */
+  abandon(error: Error): void {
+    this.fail(error);
+  }
+
   /** A repeated invoke: the first one's result, with the complete output even when the first one streamed it. */
   joined(): Promise<InvokeResult> {
     return this.result.then((result) =>
@@ -191,12 +208,12 @@ class Execution {
 
   private takeInput(part: TaskOutput, final: boolean): void {
     const { type, data } = part;
-    this.inputParts.push({ type, data });
+    (this.inputParts ??= []).push({ type, data });
     if (this.forwarding) this.emit({ type, data }, final);
   }
 
   private emit(chunk: TaskOutput, final: boolean): void {
-    this.handlers.onChunk({ task_id: this.params.task_id, seq: this.nextOutputSeq++, chunk, final });
+    this.handlers?.onChunk({ task_id: this.params.task_id, seq: this.nextOutputSeq++, chunk, final });
   }
 
   private complete(input: TaskOutput): void {
@@ -218,19 +235,20 @@ class Execution {
     }
     this.output = output;
     this.settle();
-    this.resolve({
-      task_id: this.params.task_id,
-      ...(streamed ? { output_streamed: true } : { output }),
-      tokens_used: wordsOf(input),
-      cost_cu: BUILTIN_PRICES_CU[this.capability],
-      ...(this.params.proof_method === RESULT_HASH && {
-        proof: { method: RESULT_HASH, hash: resultHash(output), input_hash: resultHash(input) },
-      }),
-      provider_id: BUILTIN_PROVIDER_ID,
-    });
+    // Members set one by one, in the order of the wire: the spreads of optional parts made an object each to copy.
+    const result = { task_id: this.params.task_id } as Building<InvokeResult>;
+    if (streamed) result.output_streamed = true;
+    else result.output = output;
+    result.tokens_used = wordsOf(input);
+    result.cost_cu = BUILTIN_PRICES_CU[this.capability];
+    if (this.params.proof_method === RESULT_HASH) {
+      result.proof = { method: RESULT_HASH, hash: resultHash(output), input_hash: resultHash(input) };
+    }
+    result.provider_id = BUILTIN_PROVIDER_ID;
+    this.resolve(result);
   }
 
-  private fail(error: AcmpError): void {
+  private fail(error: Error): void {
     if (this.settled) return;
     this.settle();
     this.reject(error);
@@ -238,18 +256,23 @@ class Execution {
 
   private settle(): void {
     this.settled = true;
+    // A remembered execution no longer holds its invoker's handlers (over MCP, the request's whole context).
+    this.handlers = undefined;
     clearTimeout(this.deadline);
-    this.onSettled();
+    this.onSettled(this.params.task_id);
   }
 }
 
 const isBuiltin = (name: string): name is BuiltinCapabilityName => builtinCapability(name) !== undefined;
 
-/** Checks an invoke before anything runs: a refused invoke is not an execution, so it may be sent again. */
-function admit(params: InvokeParams): BuiltinCapabilityName {
+/**
+ * Checks an invoke before anything runs: its capability, or the error that refuses it. A refused invoke is not an
+ * execution, so it may be sent again.
+ */
+function admit(params: InvokeParams): BuiltinCapabilityName | AcmpError {
   const { task_id: taskId, capability } = params;
   if (!isBuiltin(capability)) {
-    throw new AcmpError(
+    return new AcmpError(
       ACMP_ERRORS.capability_not_found,
       `Capability not found: the built-in provider offers ${BUILTIN_CAPABILITIES.join(', ')}`,
       { task_id: taskId, capability },
@@ -257,28 +280,28 @@ function admit(params: InvokeParams): BuiltinCapabilityName {
   }
   const price = BUILTIN_PRICES_CU[capability];
   if (params.max_price_cu !== undefined && price > params.max_price_cu) {
-    throw new AcmpError(ACMP_ERRORS.budget_exceeded, 'Budget exceeded', {
+    return new AcmpError(ACMP_ERRORS.budget_exceeded, 'Budget exceeded', {
       task_id: taskId,
       min_price_cu: price,
       detail: `Minimum price for ${capability} is ${price} CU.`,
     });
   }
   if (params.proof_method !== undefined && params.proof_method !== RESULT_HASH) {
-    throw new AcmpError(ACMP_ERRORS.proof_unsupported, `Proof method "${params.proof_method}" is not supported`, {
+    return new AcmpError(ACMP_ERRORS.proof_unsupported, `Proof method "${params.proof_method}" is not supported`, {
       task_id: taskId,
       supported: [RESULT_HASH],
     });
   }
   const inputStream = params.input_stream === true;
   if (params.stream === true && !(capability === 'echo' && (inputStream || streamable(params.input?.data)))) {
-    throw new AcmpError(
+    return new AcmpError(
       ACMP_ERRORS.feature_unsupported,
       `Output streaming is not offered for ${capability} of this input (only echo of a text or an array streams)`,
       { task_id: taskId, feature: 'stream' },
     );
   }
   if (!inputStream && params.input === undefined) {
-    throw new AcmpError(INVALID_PARAMS, 'The input is missing (only input_stream: true may omit it)', {
+    return new AcmpError(INVALID_PARAMS, 'The input is missing (only input_stream: true may omit it)', {
       task_id: taskId,
     });
   }
@@ -306,11 +329,13 @@ export class BuiltinProvider {
   constructor(private readonly remembered = REMEMBERED_EXECUTIONS) {}
 
   /** `acmp/invoke`. Rejects with AcmpError; a repeated task_id never executes again. */
-  async invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
+  invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
     const taskId = params.task_id;
     const existing = this.executions.get(taskId);
     if (existing !== undefined) return existing.joined();
-    const execution = new Execution(params, admit(params), handlers, () => this.forgetOldest(taskId));
+    const capability = admit(params);
+    if (capability instanceof AcmpError) return Promise.reject(capability);
+    const execution = new Execution(params, capability, handlers, this.settledOne);
     this.executions.set(taskId, execution);
     const early = this.early.get(taskId);
     this.early.delete(taskId);
@@ -337,9 +362,15 @@ export class BuiltinProvider {
     else this.earlyFor(params.task_id).cancel = params;
   }
 
-  /** Cancels every execution in flight (their timers included) and forgets what waited for an invoke. */
-  close(): void {
-    for (const execution of this.executions.values()) execution.cancel('the provider closed');
+  /**
+   * Cancels every execution in flight (their timers included) and forgets what waited for an invoke; with `error`,
+   * those in flight end with it instead (the buyer's connection closed).
+   */
+  close(error?: Error): void {
+    for (const execution of this.executions.values()) {
+      if (error === undefined) execution.cancel('the provider closed');
+      else execution.abandon(error);
+    }
     this.early.clear();
   }
 
@@ -352,6 +383,9 @@ export class BuiltinProvider {
     }
     return messages;
   }
+
+  /** Shared by the executions rather than a closure each. */
+  private readonly settledOne = (taskId: string): void => this.forgetOldest(taskId);
 
   /** Keeps the last `remembered` settled executions (a queue: a Set's oldest entry is slow to reach). */
   private forgetOldest(settledId: string): void {
