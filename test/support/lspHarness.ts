@@ -21,6 +21,8 @@ export interface SessionOptions {
   readonly workspaceFolder?: string;
   /** Lets `heapUsed` ask the server for its heap (node --expose-gc, and an IPC channel beside stdio). */
   readonly heapProbe?: boolean;
+  /** Node's arguments that start another server than the bundle (the bench's floor server). */
+  readonly server?: readonly string[];
 }
 
 export interface PublishDiagnosticsParams {
@@ -54,7 +56,7 @@ export interface LspSession {
 
 export async function startLspSession(configuration: unknown = {}, options: SessionOptions = {}): Promise<LspSession> {
   const probe = options.heapProbe === true ? ['--expose-gc', '--import', HEAP_PROBE] : [];
-  const child = spawn(process.execPath, [...probe, SERVER_BUNDLE, '--stdio'], {
+  const child = spawn(process.execPath, [...probe, ...(options.server ?? [SERVER_BUNDLE]), '--stdio'], {
     stdio: ['pipe', 'pipe', 'inherit', ...(probe.length > 0 ? (['ipc'] as const) : [])],
   });
   const connection = createMessageConnection(
