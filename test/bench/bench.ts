@@ -515,7 +515,7 @@ function measureLsp(results: ReadonlyMap<number, { service: Figure | undefined; 
     );
     const slowestKeystroke = Math.max(...Object.values(lsp.keystrokeMs));
     targets.push({
-      name: `LSP keystroke -> diagnostics, ${size.toLocaleString('en')} tasks`,
+      name: `over LSP: keystroke, ${size.toLocaleString('en')} tasks`,
       measured: slowestKeystroke,
       limit: LSP_TARGETS.keystrokeMs[size],
       unit: 'ms',
@@ -523,13 +523,13 @@ function measureLsp(results: ReadonlyMap<number, { service: Figure | undefined; 
     if (size === 10_000) {
       targets.push(
         {
-          name: 'LSP open analysis / JSON service, 10,000 tasks',
+          name: 'over LSP: analysis / JSON service, 10,000',
           measured: perService,
           limit: LSP_TARGETS.analysisPerService,
           unit: '×',
         },
         {
-          name: 'LSP open analysis / JSON.parse, 10,000 tasks',
+          name: 'over LSP: analysis / JSON.parse, 10,000',
           measured: perParse,
           limit: LSP_TARGETS.analysisPerParse,
           unit: '×',
