@@ -1,6 +1,9 @@
 // Bundles the client, the language server and the CLI, and writes the JSON Schema generated from the zod schema.
+// The schema's validators are compiled here, once: the server and the CLI bundle their code (validatorsCode.ts).
 import * as esbuild from 'esbuild';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 
 const common = {
   bundle: true,
@@ -15,6 +18,33 @@ const common = {
   logOverride: { 'empty-glob': 'silent' },
 };
 const shebang = { js: '#!/usr/bin/env node' };
+
+const require = createRequire(import.meta.url);
+// The build-time modules first: the schema, and the validators' code that the bundles take instead of validators.ts.
+await esbuild.build({
+  ...common,
+  entryPoints: ['server/src/dag/jsonSchema.ts', 'server/src/dag/validatorsCode.ts'],
+  outdir: 'out',
+  outExtension: { '.js': '.cjs' },
+  sourcemap: false,
+});
+const { dagJsonSchema } = require('./out/jsonSchema.cjs');
+const { validatorSource, validatorsModule } = require('./out/validatorsCode.cjs');
+mkdirSync('out/validators', { recursive: true });
+const validatorPaths = [false, true].map((allErrors) => {
+  const path = resolve(`out/validators/${allErrors ? 'everyProblem' : 'firstProblem'}.cjs`);
+  writeFileSync(path, validatorSource(allErrors));
+  return path;
+});
+const precompiledValidators = {
+  name: 'precompiled-validators',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]server[\\/]src[\\/]dag[\\/]validators\.ts$/ }, () => ({
+      contents: validatorsModule(...validatorPaths),
+      loader: 'js',
+    }));
+  },
+};
 
 await Promise.all([
   esbuild.build({
@@ -32,17 +62,16 @@ await Promise.all([
     target: 'es2022',
     format: 'iife',
   }),
-  esbuild.build({ ...common, entryPoints: ['server/src/main.ts'], outfile: 'dist/server.js', banner: shebang }),
-  esbuild.build({ ...common, entryPoints: ['server/src/cli.ts'], outfile: 'dist/cli.js', banner: shebang }),
-  esbuild.build({
-    ...common,
-    entryPoints: ['server/src/dag/jsonSchema.ts'],
-    outfile: 'out/jsonSchema.cjs',
-    sourcemap: false,
-  }),
+  ...['main', 'cli'].map((entry) =>
+    esbuild.build({
+      ...common,
+      entryPoints: [`server/src/${entry}.ts`],
+      outfile: `dist/${entry === 'main' ? 'server' : 'cli'}.js`,
+      banner: shebang,
+      plugins: [precompiledValidators],
+    }),
+  ),
 ]);
 
-const { require } = await import('node:module').then((m) => ({ require: m.createRequire(import.meta.url) }));
-const { dagJsonSchema } = require('./out/jsonSchema.cjs');
 mkdirSync('dist', { recursive: true });
 writeFileSync('dist/acmp-dag.schema.json', JSON.stringify(dagJsonSchema(), null, 2) + '\n');

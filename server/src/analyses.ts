@@ -9,6 +9,8 @@ interface Entry {
   /** The options as a string, to tell whether diagnostics asked with the same settings. */
   readonly optionsKey: string;
   readonly analysis: DagAnalysis;
+  /** How long the analysis took, in milliseconds. */
+  readonly durationMs: number;
 }
 
 export class AnalysisCache {
@@ -30,14 +32,21 @@ export class AnalysisCache {
       return entry.analysis;
     }
     const used = options ?? entry?.options ?? {};
+    const start = performance.now();
     const analysis = analyzeDag(document.getText(), used);
     this.entries.set(document.uri, {
       version: document.version,
       options: used,
       optionsKey: optionsKey ?? entry?.optionsKey ?? JSON.stringify(used),
       analysis,
+      durationMs: performance.now() - start,
     });
     return analysis;
+  }
+
+  /** How long the last analysis of the document took; undefined when it has none. */
+  durationOf(uri: string): number | undefined {
+    return this.entries.get(uri)?.durationMs;
   }
 
   forget(uri: string): void {

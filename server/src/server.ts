@@ -39,25 +39,36 @@ export function startServer(connection: Connection): void {
   const analyses = new AnalysisCache();
   let canPullConfiguration = false;
   let followsFolders = false;
+  // Each document's settings are asked for once, until the configuration changes or the document closes.
   const settingsCache = new Map<string, Promise<Settings>>();
+  const settingsReceived = new Map<string, Settings>();
+  let lastSettingsReceived: Settings | undefined;
 
   const settingsFor = (uri: string): Promise<Settings> => {
     if (!canPullConfiguration) return Promise.resolve(normalizeSettings({}));
-    let settings = settingsCache.get(uri);
-    if (settings === undefined) {
-      settings = connection.workspace
-        .getConfiguration({ scopeUri: uri, section: 'acmp' })
-        .then(normalizeSettings, () => normalizeSettings({}));
-      settingsCache.set(uri, settings);
-    }
-    return settings;
+    const cached = settingsCache.get(uri);
+    if (cached !== undefined) return cached;
+    const asked: Promise<Settings> = connection.workspace
+      .getConfiguration({ scopeUri: uri, section: 'acmp' })
+      .then(normalizeSettings, () => normalizeSettings({}))
+      .then((received) => {
+        // An answer that a configuration change or a close overtook is no longer the document's.
+        if (settingsCache.get(uri) === asked) settingsReceived.set(uri, received);
+        lastSettingsReceived = received;
+        return received;
+      });
+    settingsCache.set(uri, asked);
+    return asked;
   };
+  const likelySettingsFor = (uri: string): Settings | undefined =>
+    canPullConfiguration ? (settingsReceived.get(uri) ?? lastSettingsReceived) : normalizeSettings({});
   const context: FeatureContext = {
     // A feature that throws answers that one request with an error; the others go on.
     connection: guardHandlers(connection),
     documents,
     analyses,
     settingsFor,
+    likelySettingsFor,
     workspace: new WorkspaceDags(connection, documents, analyses),
     lastOutputs: new Map(),
   };
@@ -85,10 +96,12 @@ export function startServer(connection: Connection): void {
   connection.onDidChangeWatchedFiles(({ changes }) => context.workspace.filesChanged(changes));
   documents.onDidClose((event) => {
     settingsCache.delete(event.document.uri);
+    settingsReceived.delete(event.document.uri);
     analyses.forget(event.document.uri);
   });
   connection.onDidChangeConfiguration(() => {
     settingsCache.clear();
+    settingsReceived.clear();
     diagnostics.revalidateAll();
   });
 

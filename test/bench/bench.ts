@@ -179,7 +179,7 @@ function countByCode(diagnostics: readonly { code: string }[]): string {
   return [...counts].map(([code, n]) => `${code} ${n}`).join(', ') || 'none';
 }
 
-type Contender = 'analyzeDag' | 'service' | 'JSON.parse' | 'features' | 'executor' | 'invokes';
+type Contender = 'analyzeDag' | 'service' | 'JSON.parse' | 'features' | 'executor' | 'invokes' | 'lsp';
 const iterationsAt = (size: number): number => (size >= 100_000 ? 7 : size >= 10_000 ? 31 : 41);
 
 /** Editor requests on the text, over a real stdio connection to the built language server. */
@@ -244,6 +244,87 @@ async function measureFeatures(text: string): Promise<FeatureFigures> {
     return { analysedMs, requests: figures };
   } finally {
     await session.stop();
+  }
+}
+
+/** What an editor waits for over a real stdio connection to the built server; medians, in milliseconds. */
+interface LspFigures {
+  /** didOpen to the first publishDiagnostics. */
+  readonly openMs: number;
+  /** The same on the floor server (test/bench/floorServer.ts), which publishes no diagnostics. */
+  readonly floorMs: number;
+  /** A one-character incremental didChange to the diagnostics of that version, debounce included, by edit site. */
+  readonly keystrokeMs: Record<string, number>;
+}
+
+const FLOOR_SERVER = ['--import', 'tsx', resolve(__dirname, 'floorServer.ts')];
+const LSP_OPENS = 6;
+const KEYSTROKES = 5;
+const LSP_TARGETS = { analysisPerService: 0.15, analysisPerParse: 4, keystrokeMs: { 1000: 60, 10000: 120 } } as const;
+const sleep = (ms: number) => new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
+
+async function measureOverLsp(size: number): Promise<LspFigures> {
+  const text = generate(size, 'clean');
+  // A provider without a capability list, as a user of a market provider has.
+  const settings = { providers: [{ id: 'market', transport: 'http', url: 'http://127.0.0.1:9/mcp' }] };
+  const ours = await startLspSession(settings);
+  const floor = await startLspSession(settings, { server: FLOOR_SERVER });
+  try {
+    const opens: { ours: number[]; floor: number[] } = { ours: [], floor: [] };
+    // Interleaved, so both see the same load; each first open warms up.
+    for (let i = 0; i <= LSP_OPENS; i++) {
+      for (const [name, session] of [
+        ['ours', ours],
+        ['floor', floor],
+      ] as const) {
+        const uri = `file:///bench/open${i}.acmp-dag.json`;
+        const published = session.diagnostics(uri);
+        const start = performance.now();
+        await session.open(uri, text);
+        await published;
+        if (i > 0) opens[name].push(performance.now() - start);
+        await session.close(uri);
+        await sleep(300);
+      }
+    }
+    const uri = 'file:///bench/keystroke.acmp-dag.json';
+    const opened = ours.diagnostics(uri);
+    await ours.open(uri, text);
+    await opened;
+    const document = TextDocument.create(uri, 'acmp-dag', 1, text);
+    // Inside a task's string value (the graph and the diagnostics stay as they were), and in the dag_id key (as
+    // issue 16's probe does: the schema's problems appear and go).
+    const sites: Record<string, number> = {
+      'a value': text.indexOf('"capability": "', text.length >> 1) + '"capability": "'.length,
+      'the dag_id key': text.indexOf('"dag_id"') + '"dag'.length,
+    };
+    const keystrokeMs: Record<string, number> = {};
+    for (const [site, offset] of Object.entries(sites)) {
+      const times: number[] = [];
+      for (let i = 0; i < 2 * KEYSTROKES; i++) {
+        const position = document.positionAt(offset);
+        const change =
+          i % 2 === 0
+            ? { text: 'x', range: { start: position, end: position } }
+            : { text: '', range: { start: position, end: document.positionAt(offset + 1) } };
+        const version = document.version + 1;
+        TextDocument.update(document, [change], version);
+        const published = ours.diagnostics(uri, (params) => params.version === version);
+        const start = performance.now();
+        await ours.connection.sendNotification('textDocument/didChange', {
+          textDocument: { uri, version },
+          contentChanges: [change],
+        });
+        await published;
+        times.push(performance.now() - start);
+        await sleep(600);
+      }
+      keystrokeMs[site] = median(times);
+    }
+    return { openMs: median(opens.ours), floorMs: median(opens.floor), keystrokeMs };
+  } finally {
+    await ours.stop();
+    await floor.stop();
   }
 }
 
@@ -348,9 +429,10 @@ async function measureOne(
   contender: Contender,
   size: number,
   variant: Variant,
-): Promise<Figure | FeatureFigures | Awaited<ReturnType<typeof measureInvokes>>> {
+): Promise<Figure | FeatureFigures | LspFigures | Awaited<ReturnType<typeof measureInvokes>>> {
   if (contender === 'executor') return measureExecutor(size, variant === 'echo-layers' ? variant : 'echo');
   if (contender === 'invokes') return measureInvokes();
+  if (contender === 'lsp') return measureOverLsp(size);
   const text = generate(size, variant);
   if (contender === 'features') return measureFeatures(text);
   const iterations = iterationsAt(size);
@@ -377,7 +459,12 @@ async function measureOne(
 /** Runs one measurement in a fresh process of this file. */
 function measureApart(contender: 'features', size: number): FeatureFigures;
 function measureApart(contender: 'invokes', size: number): Awaited<ReturnType<typeof measureInvokes>>;
-function measureApart(contender: Exclude<Contender, 'features' | 'invokes'>, size: number, variant?: Variant): Figure;
+function measureApart(contender: 'lsp', size: number): LspFigures;
+function measureApart(
+  contender: Exclude<Contender, 'features' | 'invokes' | 'lsp'>,
+  size: number,
+  variant?: Variant,
+): Figure;
 function measureApart(contender: Contender, size: number, variant: Variant = 'clean'): unknown {
   const child = spawnSync(
     process.execPath,
@@ -409,6 +496,55 @@ function measureFeatures10k(): FeatureFigures {
   }
   console.log('');
   return figures;
+}
+
+type Target = { name: string; measured: number | undefined; limit: number; unit: string; atLeast?: boolean };
+
+/**
+ * Prints the over-LSP figures at 1,000 and 10,000 tasks, each beside the JSON service and JSON.parse of the table at
+ * that size, and returns their targets.
+ */
+function measureLsp(results: ReadonlyMap<number, { service: Figure | undefined; parse: Figure }>): Target[] {
+  console.log(
+    `Over stdio LSP (built server), median of ${LSP_OPENS} opens and ${2 * KEYSTROKES} keystrokes; "analysis" is didOpen -> publishDiagnostics net of the floor server's (test/bench/floorServer.ts).`,
+  );
+  const targets: Target[] = [];
+  for (const size of [1_000, 10_000] as const) {
+    const lsp = measureApart('lsp', size);
+    const analysisMs = Math.max(0, lsp.openMs - lsp.floorMs);
+    const { service, parse } = results.get(size)!;
+    const perService = service === undefined ? undefined : analysisMs / service.medianMs;
+    const perParse = analysisMs / parse.medianMs;
+    const keystrokes = Object.entries(lsp.keystrokeMs).map(([site, ms]) => `${site} ${ms.toFixed(0)} ms`);
+    console.log(
+      `${String(size).padStart(7)} tasks: open ${lsp.openMs.toFixed(0)} ms (floor ${lsp.floorMs.toFixed(0)} ms, so analysis ${analysisMs.toFixed(0)} ms = ${perService?.toFixed(3) ?? '-'}× the JSON service, ${perParse.toFixed(1)}× JSON.parse); keystroke -> diagnostics: ${keystrokes.join(', ')}`,
+    );
+    const slowestKeystroke = Math.max(...Object.values(lsp.keystrokeMs));
+    targets.push({
+      name: `over LSP: keystroke, ${size.toLocaleString('en')} tasks`,
+      measured: slowestKeystroke,
+      limit: LSP_TARGETS.keystrokeMs[size],
+      unit: 'ms',
+    });
+    if (size === 10_000) {
+      targets.push(
+        {
+          name: 'over LSP: analysis / JSON service, 10,000',
+          measured: perService,
+          limit: LSP_TARGETS.analysisPerService,
+          unit: '×',
+        },
+        {
+          name: 'over LSP: analysis / JSON.parse, 10,000',
+          measured: perParse,
+          limit: LSP_TARGETS.analysisPerParse,
+          unit: '×',
+        },
+      );
+    }
+  }
+  console.log('');
+  return targets;
 }
 
 function main(): void {
@@ -459,6 +595,7 @@ function main(): void {
   console.log('');
 
   const features = measureFeatures10k();
+  const lspTargets = measureLsp(results);
   const executor = [10_000, 100_000].map((size) => measureApart('executor', size));
   console.log('The executor: a layered DAG of echo tasks on the built-in provider (in process, default settings).');
   [10_000, 100_000].forEach((size, k) =>
@@ -506,6 +643,7 @@ function main(): void {
       limit: 12,
       unit: '×',
     },
+    ...lspTargets,
     { name: 'executor, 10,000 echo tasks', measured: executor[0]!.medianMs, limit: 250, unit: 'ms' },
     { name: 'executor, 100,000 echo tasks', measured: executor[1]!.medianMs, limit: 3000, unit: 'ms' },
     { name: 'invokes/s through serve --stdio', measured: invokes.perSecond, limit: 10_000, unit: '/s', atLeast: true },

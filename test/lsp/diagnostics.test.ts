@@ -6,10 +6,13 @@ import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic } from 'vscode-languageserver-types';
+import { analyzeDag } from '../../server/src/dag/analyze';
 import { DIAGNOSTIC_CODES } from '../../server/src/dag/diagnostic';
 import type { DagFile } from '../../server/src/dag/schema';
+import { toLspDiagnostic } from '../../server/src/protocol/diagnostics';
+import { knownCapabilities, normalizeSettings } from '../../server/src/protocol/settings';
 import { type LspSession, startLspSession } from '../support/lspHarness';
-import { marketDag } from '../support/marketDag';
+import { marketDag, seededRandom } from '../support/marketDag';
 
 const FIXTURES = join(__dirname, '../fixtures/diagnostics');
 
@@ -202,6 +205,53 @@ describe('language server over stdio: 1,000 market tasks without settings', () =
   });
 });
 
+describe('language server over stdio: random edits', () => {
+  const settings = { providers: [{ id: 'p', transport: 'stdio', command: 'x', capabilities: ['text-split', 'echo'] }] };
+  let session: LspSession;
+  before(async () => {
+    session = await startLspSession(settings);
+  });
+  after(async () => session.stop());
+
+  test('after bursts of random incremental edits, the published diagnostics equal a fresh analysis of the text', async () => {
+    const { limits, providers } = normalizeSettings(settings);
+    const options = { limits, knownCapabilities: knownCapabilities(providers) };
+    const random = seededRandom(16);
+    const below = (n: number) => Math.floor(random() * n);
+    const pieces = ['x', '"', ',', '{', '}', '[', ']', ':', ' ', '\n', 'task_a', '"echo"', '"from_task": "task_b"'];
+    const uri = 'file:///virtual/random-edits.acmp-dag.json';
+    const document = TextDocument.create(uri, 'acmp-dag', 1, JSON.stringify(marketDag(200, { backEdges: 1 }), null, 2));
+    const opened = session.diagnostics(uri);
+    await session.open(uri, document.getText());
+    await opened;
+    let withDiagnostics = 0;
+    for (let burst = 0; burst < 12; burst++) {
+      // Several edits without waiting, as typing sends them: only the last version's diagnostics count.
+      for (let edit = 0, edits = 1 + below(5); edit < edits; edit++) {
+        const text = document.getText();
+        const start = below(text.length + 1);
+        const end = Math.min(text.length, start + (random() < 0.5 ? 0 : below(40)));
+        const change = {
+          range: { start: document.positionAt(start), end: document.positionAt(end) },
+          text: random() < 0.3 ? '' : pieces[below(pieces.length)]!,
+        };
+        TextDocument.update(document, [change], document.version + 1);
+        await session.connection.sendNotification('textDocument/didChange', {
+          textDocument: { uri, version: document.version },
+          contentChanges: [change],
+        });
+      }
+      const version = document.version;
+      const { diagnostics } = await session.diagnostics(uri, (params) => params.version === version);
+      const fresh = analyzeDag(document.getText(), options).diagnostics.map((d) => toLspDiagnostic(document, d));
+      assert.deepEqual(diagnostics, fresh, `burst ${burst}`);
+      if (diagnostics.length > 0) withDiagnostics++;
+    }
+    assert.ok(withDiagnostics >= 6, `only ${withDiagnostics} bursts left diagnostics to compare`);
+    await session.close(uri);
+  });
+});
+
 describe('language server over stdio: settings', () => {
   test('limits and provider capabilities come from workspace/configuration', async () => {
     const session = await startLspSession({
@@ -225,6 +275,29 @@ describe('language server over stdio: settings', () => {
       ['limit', 'unknown-capability'],
     );
     assert.match(diagnostics[1]!.message as string, /"translate"/);
+    await session.stop();
+  });
+
+  test('a changed configuration publishes again with the new settings, which documents opened later use', async () => {
+    const providerOf = (capabilities: string[]) => ({
+      providers: [{ id: 'p', transport: 'stdio', command: 'x', capabilities }],
+    });
+    const session = await startLspSession(providerOf(['text-split']));
+    const text = JSON.stringify({
+      dag_id: 'dag_s',
+      tasks: [{ task_id: 'task_a', capability: 'translate', input: { type: 'text', data: 'x' } }],
+      edges: [],
+    });
+    const codesOnOpen = async (uri: string): Promise<string[]> => {
+      const published = session.diagnostics(uri);
+      await session.open(uri, text);
+      return (await published).diagnostics.map((d) => String(d.code));
+    };
+    assert.deepEqual(await codesOnOpen('file:///virtual/first.acmp-dag.json'), ['unknown-capability']);
+    const republished = session.diagnostics('file:///virtual/first.acmp-dag.json', (p) => p.diagnostics.length === 0);
+    await session.configure(providerOf(['text-split', 'translate']));
+    await republished;
+    assert.deepEqual(await codesOnOpen('file:///virtual/second.acmp-dag.json'), []);
     await session.stop();
   });
 });

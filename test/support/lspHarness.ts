@@ -21,6 +21,8 @@ export interface SessionOptions {
   readonly workspaceFolder?: string;
   /** Lets `heapUsed` ask the server for its heap (node --expose-gc, and an IPC channel beside stdio). */
   readonly heapProbe?: boolean;
+  /** Node's arguments that start another server than the bundle (the bench's floor server). */
+  readonly server?: readonly string[];
 }
 
 export interface PublishDiagnosticsParams {
@@ -47,6 +49,8 @@ export interface LspSession {
   close(uri: string): Promise<void>;
   /** What the client's file watcher reports. */
   filesChanged(changes: readonly FileEvent[]): Promise<void>;
+  /** Answers workspace/configuration with these settings from now on, and says the configuration changed. */
+  configure(configuration: unknown): Promise<void>;
   /** The server's heap in use after a full garbage collection, in bytes (with `heapProbe` only). */
   heapUsed(): Promise<number>;
   stop(): Promise<void>;
@@ -54,7 +58,7 @@ export interface LspSession {
 
 export async function startLspSession(configuration: unknown = {}, options: SessionOptions = {}): Promise<LspSession> {
   const probe = options.heapProbe === true ? ['--expose-gc', '--import', HEAP_PROBE] : [];
-  const child = spawn(process.execPath, [...probe, SERVER_BUNDLE, '--stdio'], {
+  const child = spawn(process.execPath, [...probe, ...(options.server ?? [SERVER_BUNDLE]), '--stdio'], {
     stdio: ['pipe', 'pipe', 'inherit', ...(probe.length > 0 ? (['ipc'] as const) : [])],
   });
   const connection = createMessageConnection(
@@ -74,9 +78,8 @@ export async function startLspSession(configuration: unknown = {}, options: Sess
       }
     }
   });
-  connection.onRequest('workspace/configuration', (params: { items: unknown[] }) =>
-    params.items.map(() => configuration),
-  );
+  let settings = configuration;
+  connection.onRequest('workspace/configuration', (params: { items: unknown[] }) => params.items.map(() => settings));
   connection.listen();
   const folder = options.workspaceFolder;
   const folders = folder === undefined ? null : [{ uri: pathToFileURL(folder).href, name: basename(folder) }];
@@ -103,6 +106,10 @@ export async function startLspSession(configuration: unknown = {}, options: Sess
       }),
     close: (uri) => connection.sendNotification('textDocument/didClose', { textDocument: { uri } }),
     filesChanged: (changes) => connection.sendNotification('workspace/didChangeWatchedFiles', { changes }),
+    configure: (changed) => {
+      settings = changed;
+      return connection.sendNotification('workspace/didChangeConfiguration', { settings: null });
+    },
     heapUsed: () =>
       new Promise((resolveHeap) => {
         child.once('message', (bytes: number) => resolveHeap(bytes));

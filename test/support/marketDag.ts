@@ -18,7 +18,7 @@ const AGGREGATING_CAPABILITIES = ['report-generation', 'ranking', 'deduplication
 const FIELDS = [undefined, undefined, 'data', 'data.summary', 'data.entities[0]'];
 
 /** mulberry32: a small seeded generator, so that every run makes the same file. */
-function random(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -40,7 +40,7 @@ export interface MarketDagOptions {
 export const taskId = (n: number): string => `task_${n}`;
 
 export function marketDag(size: number, { backEdges = 0, seed = 1 }: MarketDagOptions = {}): DagFile {
-  const r = random(seed);
+  const r = seededRandom(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(r() * list.length)]!;
   const width = Math.max(4, Math.round(Math.sqrt(size) * 1.5));
   // An upstream of a task in layer `layer` (> 0): mostly from the layer before, sometimes from up to three before.

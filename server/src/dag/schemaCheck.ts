@@ -2,30 +2,22 @@
 // It validates against the JSON Schema generated from the zod schema (zod stays the single source of truth),
 // compiled by ajv into plain code: zod's own parse of a 10,000-task file took longer than JSON.parse of its text
 // three times over, ajv's takes a tenth of it.
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import type { DagDiagnostic } from './diagnostic';
 import { type JsonDocument, type JsonNode, type ObjectNode, childOf } from './json';
-import { dagJsonSchema } from './jsonSchema';
-import { InputSchema, ReferenceInputSchema } from './schema';
+import { REFERENCE_BRANCH, everyProblemValidator, firstProblemValidator } from './validators';
 
 type Path = readonly PropertyKey[];
 
 export type SchemaProblem = ErrorObject;
 
-let schema: Record<string, unknown> | undefined;
-let firstProblem: ValidateFunction | undefined;
-let everyProblem: ValidateFunction | undefined;
-
 /**
  * The schema's problems with the plain value of the text. A validator that stops at the first problem settles the
  * common case, a valid file, at less than half the cost; only a file with problems is validated again for all of them.
- * Each validator is compiled on first use (some tens of milliseconds).
  */
 export function schemaProblems(value: unknown): readonly SchemaProblem[] {
-  schema ??= dagJsonSchema();
-  firstProblem ??= new Ajv({ allErrors: false, strict: true }).compile(schema);
-  if (firstProblem(value)) return [];
-  everyProblem ??= new Ajv({ allErrors: true, strict: true }).compile(schema);
+  if (firstProblemValidator()(value)) return [];
+  const everyProblem = everyProblemValidator();
   return everyProblem(value) ? [] : (everyProblem.errors ?? []);
 }
 
@@ -82,9 +74,6 @@ function instanceDepth(schemaPath: readonly string[]): number {
   }
   return depth;
 }
-
-/** The branch of the input union that holds the reference form. */
-const REFERENCE_BRANCH = String(InputSchema.options.indexOf(ReferenceInputSchema));
 
 /**
  * Whether an error lies in a branch of a union (`anyOf`) that the user evidently did not mean: an input with a

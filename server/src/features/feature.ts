@@ -12,6 +12,11 @@ export interface FeatureContext {
   readonly documents: TextDocuments<TextDocument>;
   readonly analyses: AnalysisCache;
   readonly settingsFor: (uri: string) => Promise<Settings>;
+  /**
+   * Without waiting: the settings last received for the document, else the last received for any document (one
+   * workspace's documents nearly always share them); undefined before any arrived.
+   */
+  readonly likelySettingsFor: (uri: string) => Settings | undefined;
   /** The DAG files of the workspace folders, open or not. */
   readonly workspace: WorkspaceDags;
   /** The outputs of each document's last run, by task id (completion offers the paths of real outputs). */
