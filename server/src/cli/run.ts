@@ -133,6 +133,24 @@ function outputMemoryOption(): { outputMemoryBytes?: number } {
   return { outputMemoryBytes: bytes };
 }
 
+/**
+ * The report as JSON.stringify(report, null, 2) writes it, with a line break. JSON.stringify is several times faster
+ * than the streamed writer, but holds the text in one string: only where no output is on disk and the string fits.
+ */
+async function printReport(report: RunReport): Promise<void> {
+  if (!report.tasks.some((task) => task.output instanceof StoredOutput)) {
+    try {
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      return;
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+    }
+  }
+  // Streamed: a report can hold more than a string can (outputs on disk are copied, not read).
+  await writeJson(process.stdout, report, storedFile);
+  process.stdout.write('\n');
+}
+
 export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -150,7 +168,7 @@ export async function runCommand(args: string[]): Promise<number> {
   const providers = loadProviders(values.providers);
   const file = positionals[0]!;
   const text = readInputFile(file);
-  const analysis = analyzeDag(text);
+  const analysis = analyzeDag(text, { keepValue: true });
   if (analysis.diagnostics.some((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge)) {
     // Positions and the validate command's wording only for a DAG with errors: a clean file's offsets are never indexed.
     const { fileResult, formatText } = await import('./validate.js');
@@ -168,8 +186,8 @@ export async function runCommand(args: string[]): Promise<number> {
     connect: connectProvider,
     policy,
     maxConcurrency,
-    // A clean file is JSON.parse's: the analysis parsed it so too, but keeps no plain value.
-    plainTasks: (JSON.parse(text) as { tasks: unknown[] }).tasks,
+    // A clean file's tasks as values, so the executor never indexes its offsets.
+    plainTasks: (analysis.value as { tasks: unknown[] }).tasks,
     ...outputMemoryOption(),
     ...(values.json ? {} : { onEvent: progressPrinter(write) }),
   });
@@ -186,9 +204,7 @@ export async function runCommand(args: string[]): Promise<number> {
   process.off('SIGINT', onInterrupt);
   try {
     if (values.json) {
-      // Streamed: a report can hold more than a string can (outputs on disk are copied, not read).
-      await writeJson(process.stdout, report, storedFile);
-      write('');
+      await printReport(report);
     } else write(summary(report));
   } finally {
     run.releaseOutputs();

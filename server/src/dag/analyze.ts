@@ -8,6 +8,11 @@ import { type SchemaProblem, schemaDiagnostics, schemaProblems } from './schemaC
 export interface AnalysisOptions {
   readonly limits?: Partial<AnalysisLimits>;
   readonly knownCapabilities?: readonly string[] | undefined;
+  /**
+   * Keep the text's plain value (`DagAnalysis.value`): a run needs the tasks as values, and parsing the text again
+   * costs more than keeping them through the checks. Editors keep the analysis and do not ask for it.
+   */
+  readonly keepValue?: boolean;
 }
 
 export const DEFAULT_LIMITS: AnalysisLimits = {
@@ -24,17 +29,23 @@ export interface DagAnalysis {
   readonly document: JsonDocument;
   readonly model: DagModel;
   readonly diagnostics: readonly DagDiagnostic[];
+  /** The text's plain value (JSON.parse's, or the recovering parser's), when `keepValue` asked for it. */
+  readonly value?: unknown;
 }
 
 /**
- * Parses, validates and models the text. The plain value lives only in here, so the checks that follow run without
- * it (collections during the checks no longer copy it: about a tenth off the analysis at 10,000 tasks).
+ * Parses, validates and models the text. The plain value lives only in here unless kept, so the checks that follow
+ * run without it (collections during the checks no longer copy it: about a tenth off the analysis at 10,000 tasks).
  */
-function read(text: string): {
+function read(
+  text: string,
+  keepValue: boolean,
+): {
   document: JsonDocument;
   errors: readonly SyntaxError[];
   problems: readonly SchemaProblem[];
   model: DagModel;
+  value?: unknown;
 } {
   const parsed = parseJson(text);
   return {
@@ -42,6 +53,7 @@ function read(text: string): {
     errors: parsed.errors,
     problems: schemaProblems(parsed.value),
     model: buildModel(parsed),
+    ...(keepValue ? { value: parsed.value } : {}),
   };
 }
 
@@ -88,7 +100,7 @@ function tooLarge(text: string, maxFileBytes: number): DagAnalysis {
 export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnalysis {
   const limits: AnalysisLimits = { ...DEFAULT_LIMITS, ...options.limits };
   if (exceedsBytes(text, limits.maxFileBytes)) return tooLarge(text, limits.maxFileBytes);
-  const { document, errors, problems, model } = read(text);
+  const { document, errors, problems, model, value } = read(text, options.keepValue === true);
   const diagnostics: DagDiagnostic[] = errors.map((error) => ({
     code: 'json-syntax',
     severity: 'error',
@@ -123,5 +135,5 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
     });
   });
   diagnostics.sort((a, b) => a.start - b.start || a.end - b.end);
-  return { tooLarge: false, document, model, diagnostics };
+  return { tooLarge: false, document, model, diagnostics, ...(value === undefined ? {} : { value }) };
 }
