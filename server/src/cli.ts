@@ -29,7 +29,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'validate':
-        return (await import('./cli/validate.js')).validate(rest);
+        return await (await import('./cli/validate.js')).validate(rest);
       case 'run':
         return await (await import('./cli/run.js')).runCommand(rest);
       case 'serve':

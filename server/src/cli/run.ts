@@ -165,7 +165,7 @@ export async function runCommand(args: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('run needs exactly one FILE');
   const policy = parsePolicy(values.policy);
   const maxConcurrency = parseConcurrency(values['max-concurrency']);
-  const providers = loadProviders(values.providers);
+  const providers = await loadProviders(values.providers);
   const file = positionals[0]!;
   const text = readInputFile(file);
   const analysis = analyzeDag(text, { keepValue: true });

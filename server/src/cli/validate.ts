@@ -118,7 +118,7 @@ function formatSarif(results: readonly FileResult[]): unknown {
   };
 }
 
-export function validate(args: string[]): number {
+export async function validate(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
@@ -127,7 +127,7 @@ export function validate(args: string[]): number {
   const format = values.format;
   if (format !== 'text' && format !== 'json' && format !== 'sarif') throw new UsageError(`unknown format "${format}"`);
   if (positionals.length === 0) throw new UsageError('validate needs at least one FILE');
-  const capabilities = knownCapabilities(loadProviders(values.providers));
+  const capabilities = knownCapabilities(await loadProviders(values.providers));
   const results = positionals.map((file) => validateFile(file, capabilities));
   const output =
     format === 'text'
