@@ -5,25 +5,36 @@ import { taskIdRanges } from './declarations';
 import type { RunNode, TaskNode } from './runTree';
 import type { Runner } from './runner';
 import type { RunSnapshot, RunsModel } from './runs';
-import { taskOutputUri } from './taskOutput';
+import { runReportUri, taskOutputUri } from './taskOutput';
 import type { ProviderTokens } from './tokens';
 
 const hasRerunnableTasks = (run: RunSnapshot): boolean =>
   run.status !== 'running' && run.tasks.some((task) => task.state === 'failed' || task.state === 'cancelled');
 
-/** The DAG a run command means: the file it was invoked on, else the active editor's DAG. */
-function dagUri(target: unknown): Uri | undefined {
+/**
+ * The DAG a run command means: the file it was invoked on (Explorer, editor title), else the active editor's DAG (the
+ * CodeLens, whose click focuses its editor first, passes nothing), else one the user picks among the workspace's.
+ */
+async function dagUri(target: unknown): Promise<Uri | undefined> {
   if (target instanceof Uri) return target;
   const document = window.activeTextEditor?.document;
-  return document?.languageId === 'acmp-dag' ? document.uri : undefined;
+  if (document?.languageId === 'acmp-dag') return document.uri;
+  const files = await workspace.findFiles('**/*.acmp-dag.json', '**/node_modules/**');
+  if (files.length === 0) {
+    void window.showInformationMessage('This workspace has no ACMP DAG file (*.acmp-dag.json) to run.');
+    return undefined;
+  }
+  const picked = await window.showQuickPick(
+    files.map((uri) => ({ label: workspace.asRelativePath(uri), uri })).sort((a, b) => a.label.localeCompare(b.label)),
+    { title: 'Run DAG', placeHolder: 'The ACMP DAG file to run' },
+  );
+  return picked?.uri;
 }
 
 export function registerCommands(runs: RunsModel, runner: Runner, tokens: ProviderTokens): Disposable[] {
   const runDag = async (target?: unknown) => {
-    const uri = dagUri(target);
-    if (uri !== undefined) return runner.run(uri);
-    void window.showInformationMessage('Open an ACMP DAG file (*.acmp-dag.json) to run it.');
-    return undefined;
+    const uri = await dagUri(target);
+    return uri === undefined ? undefined : runner.run(uri);
   };
 
   const cancelRun = async (node?: RunNode) => {
@@ -42,6 +53,11 @@ export function registerCommands(runs: RunsModel, runner: Runner, tokens: Provid
     const reuse: Record<string, TaskOutput> = {};
     for (const task of run.tasks) if (task.state === 'completed' && task.output) reuse[task.taskId] = task.output;
     return runner.run(Uri.parse(run.uri), reuse);
+  };
+
+  const showRunReport = async ({ run }: RunNode) => {
+    const document = await workspace.openTextDocument(runReportUri(run.runId, run.dagId));
+    await window.showTextDocument(document, { preview: true });
   };
 
   const showTaskOutput = async ({ runId, task }: TaskNode) => {
@@ -63,6 +79,9 @@ export function registerCommands(runs: RunsModel, runner: Runner, tokens: Provid
     commands.registerCommand('acmp.cancelRun', cancelRun),
     commands.registerCommand('acmp.cancelTask', ({ runId, task }: TaskNode) => runner.cancelTask(runId, task.taskId)),
     commands.registerCommand('acmp.rerunFailed', rerunFailed),
+    commands.registerCommand('acmp.rerunDag', ({ run }: RunNode) => runner.run(Uri.parse(run.uri))),
+    commands.registerCommand('acmp.showRunReport', showRunReport),
+    commands.registerCommand('acmp.removeRun', ({ run }: RunNode) => runs.remove(run.runId)),
     commands.registerCommand('acmp.showTaskOutput', showTaskOutput),
     commands.registerCommand('acmp.revealTask', revealTask),
     commands.registerCommand('acmp.clearRuns', () => runs.clear()),

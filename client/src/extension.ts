@@ -12,7 +12,7 @@ import { createRunTree } from './runTree';
 import { Runner } from './runner';
 import { type RunSnapshot, RunsModel } from './runs';
 import { createRunStatusBarItem } from './statusBar';
-import { TASK_OUTPUT_SCHEME, TaskOutputProvider } from './taskOutput';
+import { RUN_REPORT_SCHEME, RunReportProvider, TASK_OUTPUT_SCHEME, TaskOutputProvider } from './taskOutput';
 import { ProviderTokens } from './tokens';
 
 /** What `activate` returns: the runs the tree shows, for tests and other extensions. */
@@ -45,6 +45,7 @@ export async function activate(context: ExtensionContext): Promise<AcmpApi> {
     codeLenses,
     languages.registerCodeLensProvider({ language: 'acmp-dag' }, codeLenses),
     workspace.registerTextDocumentContentProvider(TASK_OUTPUT_SCHEME, new TaskOutputProvider(runs)),
+    workspace.registerTextDocumentContentProvider(RUN_REPORT_SCHEME, new RunReportProvider(runs)),
     ...registerCommands(runs, new Runner(client, runs, tokens, log), tokens),
   );
   registerGraphView(context, client);

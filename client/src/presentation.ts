@@ -1,7 +1,8 @@
 // How runs and tasks look: state icons, colours and one-line summaries, shared by the tree, the editor and the log.
 import { ThemeColor, ThemeIcon } from 'vscode';
 import type { RunStatus, TaskState } from '../../server/src/run/types';
-import type { RunSnapshot, TaskSnapshot } from './runs';
+import type { TaskSnapshot } from './runs';
+import { formatCost, joined, taskDuration } from './runText';
 
 type Shown = TaskState | RunStatus | 'running';
 
@@ -33,48 +34,13 @@ const SYMBOL: Record<TaskState, string> = {
 export const stateIcon = (state: Shown): ThemeIcon => new ThemeIcon(ICON[state], COLOR[state]);
 export const stateColor = (state: Shown): ThemeColor | undefined => COLOR[state];
 
-/** Milliseconds between two ISO-8601 times; undefined until both are known. */
-export function durationMs(startedAt: string | undefined, finishedAt: string | undefined): number | undefined {
-  if (startedAt === undefined || finishedAt === undefined) return undefined;
-  return Date.parse(finishedAt) - Date.parse(startedAt);
-}
-
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
-export const formatCost = (costCu: number): string => `${Number(costCu.toPrecision(3))} CU`;
-
-const joined = (parts: readonly (string | undefined)[]): string =>
-  parts.filter((part) => part !== undefined && part !== '').join(' · ');
-
-const taskDuration = (task: TaskSnapshot): string | undefined => {
-  const ms = durationMs(task.startedAt, task.finishedAt);
-  return ms === undefined ? undefined : formatDuration(ms);
-};
-const taskCost = (task: TaskSnapshot): string | undefined =>
-  task.costCu === undefined ? undefined : formatCost(task.costCu);
-
 /** `✓ completed · 120 ms · 0.003 CU`: a task's last state, inline after its declaration. */
 export const taskSummary = (task: TaskSnapshot): string =>
-  joined([`${SYMBOL[task.state]} ${task.state}`, taskDuration(task), taskCost(task)]);
-
-/** `sentiment-analysis · local · 120 ms · 0.003 CU`: what the tree shows beside a task's id. */
-export const taskDescription = (task: TaskSnapshot): string =>
-  joined([task.capability, task.providerId, taskDuration(task), taskCost(task)]);
-
-/** `completed · 14:03:22 · 1.2 s · 0.012 CU`: what the tree shows beside a run's dag_id. */
-export function runDescription(run: RunSnapshot): string {
-  const ms = durationMs(run.startedAt, run.finishedAt);
-  return joined([
-    run.status,
-    new Date(run.startedAt).toLocaleTimeString(),
-    ms === undefined ? undefined : formatDuration(ms),
-    formatCost(run.costCu),
+  joined([
+    `${SYMBOL[task.state]} ${task.state}`,
+    taskDuration(task),
+    task.costCu === undefined ? undefined : formatCost(task.costCu),
   ]);
-}
 
 /** The start of a JSON value, for a tooltip. */
 export function preview(value: unknown, maxChars = 600): string {

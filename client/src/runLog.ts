@@ -1,10 +1,9 @@
 // The output channel "ACMP Runs": one line per run event (never an output's data, never a token).
 import { type Disposable, type LogOutputChannel, window } from 'vscode';
 import type { RunEventParams, RunRefusedData } from '../../server/src/protocol/run';
-import { durationMs, formatCost, formatDuration } from './presentation';
+import { durationMs, fileName, formatCost, formatDuration, refusalMessage } from './runText';
 
 const short = (runId: string): string => runId.slice(0, 8);
-const fileName = (uri: string): string => decodeURIComponent(uri.slice(uri.lastIndexOf('/') + 1));
 
 export class RunLog implements Disposable {
   private readonly channel: LogOutputChannel = window.createOutputChannel('ACMP Runs', { log: true });
@@ -21,6 +20,7 @@ export class RunLog implements Disposable {
         const provider = event.provider_id === undefined ? '' : ` (${event.provider_id})`;
         const line = `${run} ${event.task_id} → ${event.state}${provider}`;
         if (event.error === undefined) this.channel.info(line);
+        else if (event.state === 'failed') this.channel.error(`${line}: ${event.error.code} ${event.error.message}`);
         else this.channel.warn(`${line}: ${event.error.code} ${event.error.message}`);
         return;
       }
@@ -41,16 +41,17 @@ export class RunLog implements Disposable {
       case 'run-finished': {
         const { report } = event;
         const took = formatDuration(durationMs(report.started_at, report.finished_at) ?? 0);
-        this.channel.info(
-          `${run} ${report.dag_id} ${report.status} in ${took}, ${formatCost(report.totals.cost_cu)}, ${report.totals.tokens_used} tokens`,
-        );
+        const line = `${run} ${report.dag_id} ${report.status} in ${took}, ${formatCost(report.totals.cost_cu)}, ${report.totals.tokens_used} tokens`;
+        if (report.status === 'completed') this.channel.info(line);
+        else if (report.status === 'failed') this.channel.error(line);
+        else this.channel.warn(line);
         return;
       }
     }
   }
 
   refused(uri: string, { errors }: RunRefusedData): void {
-    this.channel.warn(`${fileName(uri)} was not run: ${errors.length} error(s) in the DAG`);
+    this.channel.error(refusalMessage(uri, errors.length));
   }
 
   failed(uri: string, message: string): void {

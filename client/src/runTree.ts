@@ -2,13 +2,15 @@
 import {
   type Disposable,
   EventEmitter,
+  commands,
   MarkdownString,
   type TreeDataProvider,
   TreeItem,
   TreeItemCollapsibleState,
   window,
 } from 'vscode';
-import { preview, runDescription, stateIcon, taskDescription } from './presentation';
+import { preview, stateIcon } from './presentation';
+import { runDescription, runDetails, taskDetails } from './runText';
 import type { RunSnapshot, RunsModel, TaskSnapshot } from './runs';
 
 export const RUNS_VIEW = 'acmpRuns';
@@ -28,8 +30,6 @@ export interface TaskNode {
 /** What the tree's context actions receive. */
 export type RunTreeNode = RunNode | TaskNode;
 
-const fileName = (uri: string): string => decodeURIComponent(uri.slice(uri.lastIndexOf('/') + 1));
-
 /** Menus in package.json select the actions by these (`viewItem`). */
 function runContext(run: RunSnapshot): string {
   if (run.status === 'running') return 'run-running';
@@ -47,27 +47,37 @@ function taskContext(task: TaskSnapshot): string {
   return shows ? 'task-output' : 'task-finished';
 }
 
-function runItem({ run, newest }: RunNode): TreeItem {
-  const item = new TreeItem(run.dagId, newest ? TreeItemCollapsibleState.Expanded : TreeItemCollapsibleState.Collapsed);
-  item.id = `run:${run.runId}`;
+/**
+ * The newest run and running ones open, older finished runs closed. VS Code remembers a node's expansion by its id, so
+ * the id changes with the state it should open in: a run that stops being the newest collapses, whatever it was.
+ */
+const opens = ({ run, newest }: RunNode): boolean => newest || run.status === 'running';
+
+function runItem(node: RunNode): TreeItem {
+  const { run } = node;
+  const open = opens(node);
+  const item = new TreeItem(run.dagId, open ? TreeItemCollapsibleState.Expanded : TreeItemCollapsibleState.Collapsed);
+  item.id = `run:${run.runId}:${open ? 'open' : 'closed'}`;
   item.description = runDescription(run);
   item.iconPath = stateIcon(run.status);
   item.contextValue = runContext(run);
   item.tooltip = new MarkdownString()
     .appendMarkdown(`**${run.dagId}** · ${run.status}\n\n`)
-    .appendText(`${fileName(run.uri)} · ${run.finishedTasks}/${run.tasks.length} tasks finished · run ${run.runId}`);
+    .appendText(runDetails(run).join('\n'));
   return item;
 }
 
+/** The task's id and state in the row, where the default side bar width has room; the rest in the tooltip. */
 function taskItem({ runId, task }: TaskNode): TreeItem {
   const item = new TreeItem(task.taskId, TreeItemCollapsibleState.None);
   item.id = `task:${runId}:${task.taskId}`;
-  item.description = taskDescription(task);
+  item.description = task.state;
   item.iconPath = stateIcon(task.state);
   item.contextValue = taskContext(task);
-  const tooltip = new MarkdownString().appendMarkdown(`**${task.taskId}** · ${task.state}\n\n`);
-  if (task.error !== undefined) tooltip.appendText(`Error ${task.error.code}: ${task.error.message}`);
-  else if (task.output !== undefined) tooltip.appendCodeblock(preview(task.output), 'json');
+  const tooltip = new MarkdownString()
+    .appendMarkdown(`**${task.taskId}** · ${task.state}\n\n`)
+    .appendText(taskDetails(task).join('\n'));
+  if (task.error === undefined && task.output !== undefined) tooltip.appendCodeblock(preview(task.output), 'json');
   item.tooltip = tooltip;
   const node: TaskNode = { kind: 'task', runId, task };
   item.command = { command: 'acmp.revealTask', title: 'Reveal Task', arguments: [node] };
@@ -108,7 +118,7 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
   }
 }
 
-/** The tree view; a run that starts is shown (without taking the focus). */
+/** The tree view; a run that starts is shown (without taking the focus); `acmp.showRun` selects one. */
 export function createRunTree(runs: RunsModel): Disposable[] {
   const provider = new RunTreeProvider(runs);
   const view = window.createTreeView(RUNS_VIEW, { treeDataProvider: provider, showCollapseAll: true });
@@ -124,5 +134,11 @@ export function createRunTree(runs: RunsModel): Disposable[] {
       .reveal({ kind: 'run', run, newest: true }, { select: false, focus: false, expand: true })
       .then(undefined, () => undefined);
   });
-  return [provider, view, following];
+  /** Focuses the view on a run, e.g. from the notification at its end. */
+  const showRun = async (runId: string): Promise<void> => {
+    const run = runs.get(runId);
+    if (run === undefined) return;
+    await view.reveal({ kind: 'run', run, newest: runs.runs[0]?.runId === runId }, { select: true, focus: true });
+  };
+  return [provider, view, following, commands.registerCommand('acmp.showRun', showRun)];
 }

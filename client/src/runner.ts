@@ -16,11 +16,10 @@ import {
 import type { TaskOutput } from '../../server/src/run/protocol';
 import type { RunReport } from '../../server/src/run/types';
 import type { RunLog } from './runLog';
+import { firstFailure, refusalMessage, runEndMessage } from './runText';
+import type { RunNode, TaskNode } from './runTree';
 import type { RunsModel } from './runs';
 import { type ProviderTokens, configuredProviderIds } from './tokens';
-
-/** How many of a refused DAG's errors the message lists; the Problems panel shows them all. */
-const LISTED_ERRORS = 5;
 
 const fileName = (uri: Uri): string => uri.path.slice(uri.path.lastIndexOf('/') + 1);
 
@@ -83,6 +82,7 @@ export class Runner {
         },
       );
       this.runs.finish(report);
+      this.showEnd(report.run_id);
       return report;
     } catch (error) {
       this.runs.abandon(runId, new Date().toISOString());
@@ -128,14 +128,33 @@ export class Runner {
 
   private showRefusal(uri: Uri, refused: RunRefusedData): void {
     this.log.refused(uri.toString(), refused);
-    const { errors } = refused;
-    const listed = errors
-      .slice(0, LISTED_ERRORS)
-      .map((error) => `line ${error.line + 1}: ${error.message} (${error.code})`);
-    if (errors.length > LISTED_ERRORS) listed.push(`and ${errors.length - LISTED_ERRORS} more`);
-    void window.showErrorMessage(
-      `${fileName(uri)} was not run: the DAG has ${errors.length} error(s). ${listed.join('; ')}`,
-    );
-    void commands.executeCommand('workbench.actions.view.problems');
+    const showProblems = 'Show Problems';
+    void window.showErrorMessage(refusalMessage(uri.toString(), refused.errors.length), showProblems).then((choice) => {
+      if (choice === showProblems) void commands.executeCommand('workbench.actions.view.problems');
+    });
+  }
+
+  /** A run that did not complete says so, with what to do next: its first failure's output, a re-run, the run. */
+  private showEnd(runId: string): void {
+    const run = this.runs.get(runId);
+    if (run === undefined || run.status === 'running' || run.status === 'completed') return;
+    const failure = firstFailure(run);
+    const actions: Record<string, () => unknown> = {
+      ...(failure !== undefined && {
+        'Show Output': () => {
+          const node: TaskNode = { kind: 'task', runId, task: failure };
+          return commands.executeCommand('acmp.showTaskOutput', node);
+        },
+      }),
+      'Re-run Failed': () => {
+        const node: RunNode = { kind: 'run', run, newest: false };
+        return commands.executeCommand('acmp.rerunFailed', node);
+      },
+      'Show Run': () => commands.executeCommand('acmp.showRun', runId),
+    };
+    const show = run.status === 'failed' ? window.showErrorMessage : window.showWarningMessage;
+    void show(runEndMessage(run), ...Object.keys(actions)).then((choice) => {
+      if (choice !== undefined) void actions[choice]?.();
+    });
   }
 }

@@ -2,7 +2,7 @@
 import { type Disposable, EventEmitter, type Memento } from 'vscode';
 import type { ProofStatus } from '../../server/src/run/proof';
 import type { TaskError, TaskOutput } from '../../server/src/run/protocol';
-import type { RunEvent, RunReport, RunStatus, TaskState } from '../../server/src/run/types';
+import type { FailurePolicy, RunEvent, RunReport, RunStatus, TaskState } from '../../server/src/run/types';
 import { storedRuns } from './storedRuns';
 
 export interface TaskSnapshot {
@@ -21,6 +21,10 @@ export interface TaskSnapshot {
   readonly outputNotSentBytes?: number;
   readonly error?: TaskError;
   readonly proof?: ProofStatus;
+  /** The Layer 1 task_id the run sent (from the report). */
+  readonly wireTaskId?: string;
+  /** Protocol violations of the provider (from the report). */
+  readonly violations?: readonly string[];
 }
 
 export interface RunSnapshot {
@@ -36,6 +40,12 @@ export interface RunSnapshot {
   readonly tasks: readonly TaskSnapshot[];
   /** How many of the tasks are completed, failed or cancelled. */
   readonly finishedTasks: number;
+  /** What the server ran the DAG with (from `run-started`). */
+  readonly policy?: FailurePolicy;
+  /** The rest of the run report, kept for Show Report (runReport.ts) once the run finished. */
+  readonly tokensUsed?: number;
+  readonly resultTaskIds?: readonly string[];
+  readonly streamedEdges?: RunReport['streamed_edges'];
 }
 
 /** What a progress display needs of a running run (without a copy of its tasks). */
@@ -148,6 +158,7 @@ export class RunsModel implements Disposable {
         runId: event.run_id,
         uri,
         dagId: event.dag_id,
+        policy: event.policy,
         status: 'running',
         startedAt: event.at,
         costCu: 0,
@@ -189,6 +200,10 @@ export class RunsModel implements Disposable {
     run.status = report.status;
     run.finishedAt = report.finished_at;
     run.costCu = report.totals.cost_cu;
+    run.tokensUsed = report.totals.tokens_used;
+    run.policy = report.policy;
+    run.resultTaskIds = Object.keys(report.result);
+    run.streamedEdges = report.streamed_edges;
     run.finishedTasks = report.tasks.filter((task) => isFinished(task.state)).length;
     for (const task of report.tasks) {
       const { capability } = run.tasks.get(task.task_id) ?? {};
@@ -205,8 +220,19 @@ export class RunsModel implements Disposable {
         ...(task.output_not_sent_bytes !== undefined && { outputNotSentBytes: task.output_not_sent_bytes }),
         ...(task.error !== undefined && { error: task.error }),
         proof: task.proof,
+        ...(task.wire_task_id !== undefined && { wireTaskId: task.wire_task_id }),
+        ...(task.violations !== undefined && { violations: task.violations }),
       });
     }
+    this.persist();
+    this.changed.fire();
+  }
+
+  /** Forgets a finished run. */
+  remove(runId: string): void {
+    const before = this.records.length;
+    this.records = this.records.filter((run) => run.runId !== runId || run.status === 'running');
+    if (this.records.length === before) return;
     this.persist();
     this.changed.fire();
   }

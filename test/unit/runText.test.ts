@@ -1,0 +1,125 @@
+// What the extension says about runs: the notifications at a run's end and at a refusal, the tree's tooltips, and
+// the report Show Report rebuilds in the server's shape.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runReport } from '../../client/src/runReport';
+import { firstFailure, refusalMessage, runDetails, runEndMessage, taskDetails } from '../../client/src/runText';
+import type { RunSnapshot, TaskSnapshot } from '../../client/src/runs';
+
+const failed: TaskSnapshot = {
+  taskId: 'task_translate',
+  state: 'failed',
+  capability: 'translation',
+  providerId: 'local',
+  startedAt: '2026-01-01T10:00:00.100Z',
+  finishedAt: '2026-01-01T10:00:00.220Z',
+  error: { code: -33002, message: 'no provider offers translation' },
+  proof: 'absent',
+};
+
+const run = (tasks: TaskSnapshot[], status: RunSnapshot['status']): RunSnapshot => ({
+  runId: 'run-1',
+  uri: 'file:///work/my%20pipeline.acmp-dag.json',
+  dagId: 'dag_pipeline',
+  status,
+  startedAt: '2026-01-01T10:00:00.000Z',
+  finishedAt: '2026-01-01T10:00:01.500Z',
+  costCu: 0.0042,
+  tasks,
+  finishedTasks: tasks.length,
+  policy: 'fail-fast',
+});
+
+const completed: TaskSnapshot = {
+  taskId: 'task_split',
+  state: 'completed',
+  capability: 'text-split',
+  providerId: 'local',
+  startedAt: '2026-01-01T10:00:00.000Z',
+  finishedAt: '2026-01-01T10:00:00.100Z',
+  costCu: 0.0042,
+  tokensUsed: 1,
+  output: { type: 'json', data: { chunks: ['One.'], count: 1 } },
+  proof: 'verified',
+  wireTaskId: 'wire-1',
+};
+const cancelled: TaskSnapshot = { taskId: 'task_after', state: 'cancelled', finishedAt: '2026-01-01T10:00:00.220Z' };
+
+test('a failed run names the DAG, its file, the counts and the first failure with its error', () => {
+  const ended = run([completed, failed, cancelled], 'failed');
+  assert.equal(
+    runEndMessage(ended),
+    'dag_pipeline (my pipeline.acmp-dag.json) failed: 1 completed, 1 failed, 1 cancelled. ' +
+      'First failure: task_translate: no provider offers translation (-33002)',
+  );
+  assert.equal(firstFailure(ended)?.taskId, 'task_translate');
+});
+
+test('a cancelled run without a failure gives the counts alone', () => {
+  const ended = run([completed, cancelled], 'cancelled');
+  assert.equal(runEndMessage(ended), 'dag_pipeline (my pipeline.acmp-dag.json) cancelled: 1 completed, 1 cancelled.');
+  assert.equal(firstFailure(ended), undefined);
+});
+
+test('a refusal says how many errors, singular or plural', () => {
+  const uri = 'file:///work/my%20pipeline.acmp-dag.json';
+  assert.equal(refusalMessage(uri, 1), 'my pipeline.acmp-dag.json was not run: the DAG has 1 error.');
+  assert.equal(refusalMessage(uri, 191), 'my pipeline.acmp-dag.json was not run: the DAG has 191 errors.');
+});
+
+test("the tooltips hold what the tree's rows leave out: capability, provider, timings, cost, proof, error", () => {
+  assert.deepEqual(taskDetails(completed), [
+    'text-split · provider local',
+    '100 ms · 0.0042 CU · 1 token · proof verified',
+  ]);
+  assert.deepEqual(taskDetails(failed), [
+    'translation · provider local',
+    '120 ms',
+    'Error -33002: no provider offers translation',
+  ]);
+  assert.deepEqual(taskDetails(cancelled), []);
+  const [file, totals, states, id] = runDetails(run([completed, failed, cancelled], 'failed'));
+  assert.match(file!, /^my pipeline\.acmp-dag\.json · started /);
+  assert.equal(totals, '3/3 tasks finished · 1.5 s · 0.0042 CU');
+  assert.equal(states, '1 completed, 1 failed, 1 cancelled');
+  assert.equal(id, 'run run-1');
+});
+
+test("Show Report rebuilds the server's report: its members, in its order, the leaves' outputs as the result", () => {
+  const ended = { ...run([completed, failed, cancelled], 'failed'), tokensUsed: 1, resultTaskIds: ['task_split'] };
+  const report = runReport({ ...ended, status: 'failed' });
+  assert.deepEqual(Object.keys(report), [
+    'dag_id',
+    'run_id',
+    'status',
+    'policy',
+    'started_at',
+    'finished_at',
+    'tasks',
+    'result',
+    'totals',
+    'streamed_edges',
+  ]);
+  assert.deepEqual(report.tasks[0], {
+    task_id: 'task_split',
+    state: 'completed',
+    provider_id: 'local',
+    output: completed.output,
+    cost_cu: 0.0042,
+    tokens_used: 1,
+    proof: 'verified',
+    started_at: '2026-01-01T10:00:00.000Z',
+    wire_task_id: 'wire-1',
+    finished_at: '2026-01-01T10:00:00.100Z',
+  });
+  assert.deepEqual(report.tasks[1]?.error, failed.error);
+  assert.deepEqual(report.tasks[2], {
+    task_id: 'task_after',
+    state: 'cancelled',
+    proof: 'absent',
+    finished_at: '2026-01-01T10:00:00.220Z',
+  });
+  assert.deepEqual(report.result, { task_split: completed.output });
+  assert.deepEqual(report.totals, { cost_cu: 0.0042, tokens_used: 1 });
+  assert.equal(report.status, 'failed');
+});
