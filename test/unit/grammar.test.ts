@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { INITIAL, Registry, parseRawGrammar, type IGrammar, type StateStack } from 'vscode-textmate';
+import { INITIAL, Registry, parseRawGrammar, type IGrammar, type IRawTheme, type StateStack } from 'vscode-textmate';
+import { parse as parseJsonc } from 'jsonc-parser';
 import { OnigScanner, OnigString, loadWASM } from 'vscode-oniguruma';
 
 // package.json has no "type", so this file is CommonJS (tsconfig module Node16): __filename and __dirname exist.
@@ -15,7 +16,9 @@ const TASK_ID = 'entity.name.function.task-id.acmp-dag';
 const DAG_ID = 'entity.name.type.dag-id.acmp-dag';
 const CAPABILITY = 'entity.name.tag.capability.acmp-dag';
 const FIELD_PATH = 'string.other.field-path.acmp-dag';
-const MEMBER = 'variable.other.member.acmp-dag';
+/** A field path's member: coloured like a JSON key, else (Kimbie Dark colours keys like strings) like a member. */
+const MEMBER = 'support.type.property-name.json.field-path.acmp-dag';
+const MEMBER_FALLBACK = 'variable.other.member.acmp-dag';
 const ACCESSOR = 'punctuation.accessor.acmp-dag';
 const INDEX_PUNCT = 'punctuation.definition.index.acmp-dag';
 const INDEX_NUMBER = 'constant.numeric.index.acmp-dag';
@@ -23,9 +26,13 @@ const FORMAT_KEY = 'support.type.property-name.acmp-dag';
 const JSON_KEY = 'support.type.property-name.json';
 const STRING = 'string.quoted.double.json';
 
-let grammarPromise: Promise<IGrammar> | undefined;
+let grammarPromise: Promise<{ registry: Registry; grammar: IGrammar }> | undefined;
 
-function loadGrammar(): Promise<IGrammar> {
+async function loadGrammar(): Promise<IGrammar> {
+  return (await loadRegistry()).grammar;
+}
+
+function loadRegistry(): Promise<{ registry: Registry; grammar: IGrammar }> {
   grammarPromise ??= (async () => {
     const wasm = readFileSync(requireFromHere.resolve('vscode-oniguruma/release/onig.wasm'));
     await loadWASM(wasm);
@@ -41,7 +48,7 @@ function loadGrammar(): Promise<IGrammar> {
     });
     const grammar = await registry.loadGrammar(SCOPE_NAME);
     if (!grammar) throw new Error(`grammar ${SCOPE_NAME} did not load`);
-    return grammar;
+    return { registry, grammar };
   })();
   return grammarPromise;
 }
@@ -297,6 +304,7 @@ test('the field path is split into members, accessors and indexes', async () => 
     // Every part first occurs inside the value: the key `"field": ` has no letters of the path, no '.', '[' or ']'.
     const scopes = scopesAt(doc, context, part);
     assert.equal(innermost(scopes), scope, `field part ${part}`);
+    if (scope === MEMBER) assertHas(scopes, MEMBER_FALLBACK, `field part ${part}`);
     assertHas(scopes, FIELD_PATH, `field part ${part}`);
     assertHas(scopes, STRING, `field part ${part}`);
   }
@@ -384,3 +392,68 @@ test('comments are illegal, escapes are recognised and bad escapes flagged', asy
   assert.equal(innermost(scopesAt(doc, value, '\\"')), 'constant.character.escape.json');
   assert.equal(innermost(scopesAt(doc, value, '\\q')), 'invalid.illegal.unrecognized-string-escape.json');
 });
+
+type IRawThemeSetting = IRawTheme['settings'][number];
+
+/** The built-in colour themes of the VS Code the e2e suite installs (npm run test:e2e); absent on a fresh machine. */
+const BUILTIN_THEMES = path.resolve(__dirname, '../../.cache/e2e/node_modules/code-server/lib/vscode/extensions');
+
+/**
+ * A theme's token colour rules, its `include`s and `tokenColors` files followed, after a first rule giving plain text
+ * the editor's foreground (as VS Code does).
+ */
+function themeRules(file: string): IRawThemeSetting[] {
+  const theme = parseJsonc(readFileSync(file, 'utf8')) as {
+    include?: string;
+    colors?: Record<string, string>;
+    tokenColors?: string | IRawThemeSetting[];
+    settings?: IRawThemeSetting[];
+  };
+  const near = (relative: string): string => path.join(path.dirname(file), relative);
+  const foreground = theme.colors?.['editor.foreground'];
+  return [
+    ...(theme.include === undefined ? [] : themeRules(near(theme.include))),
+    ...(foreground === undefined ? [] : [{ settings: { foreground } }]),
+    ...(typeof theme.tokenColors === 'string' ? themeRules(near(theme.tokenColors)) : (theme.tokenColors ?? [])),
+    ...(theme.settings ?? []),
+  ];
+}
+
+test(
+  "field paths' members have a colour of their own in every built-in theme: neither a string's nor plain text's",
+  { skip: !existsSync(BUILTIN_THEMES) && 'no built-in themes: run npm run test:e2e once to install them' },
+  async () => {
+    const { registry, grammar } = await loadRegistry();
+    // The leading space has no scope but the grammar's: plain text.
+    const line = ' { "field": "data.chunks[0]", "note": "plain" }';
+    const themes = readdirSync(BUILTIN_THEMES)
+      .filter((folder) => folder.startsWith('theme-'))
+      .flatMap((folder) => {
+        const manifest = JSON.parse(readFileSync(path.join(BUILTIN_THEMES, folder, 'package.json'), 'utf8')) as {
+          contributes?: { themes?: { path: string }[] };
+        };
+        return (manifest.contributes?.themes ?? []).map((theme) => ({
+          label: path.join(folder, theme.path),
+          file: path.join(BUILTIN_THEMES, folder, theme.path),
+        }));
+      });
+    assert.ok(themes.length >= 10, `built-in themes found: ${themes.length}`);
+    const alike: string[] = [];
+    for (const { label, file } of themes) {
+      registry.setTheme({ name: label, settings: themeRules(file) });
+      const colours = registry.getColorMap();
+      const { tokens } = grammar.tokenizeLine2(line, INITIAL);
+      const colourAt = (part: string): string => {
+        const offset = line.indexOf(part);
+        let metadata = 0;
+        for (let index = 0; index < tokens.length && tokens[index]! <= offset; index += 2)
+          metadata = tokens[index + 1]!;
+        // The foreground's index in the colour map (vscode-textmate's EncodedTokenAttributes).
+        return colours[(metadata >>> 15) & 0x1ff]!.toUpperCase();
+      };
+      const [member, string, plain] = [colourAt('chunks'), colourAt('plain'), colourAt(' {')];
+      if (member === string || member === plain) alike.push(`${label}: ${member} (string ${string}, text ${plain})`);
+    }
+    assert.deepEqual(alike, []);
+  },
+);
