@@ -6,14 +6,15 @@
 // in a window that opens a folder in Restricted Mode (`npm run test:e2e -- untrusted` runs one phase only).
 // Everything is installed into .cache/e2e once and reused; every process started here is stopped, even on failure.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { format } from 'node:util';
-import { chromium } from 'playwright-core';
+import { type Page, chromium } from 'playwright-core';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { Failure, buildExtensionAndSuite, root, run, suiteFile, untrustedSuiteFile, workspace } from './build';
 import { freePort } from '../support/system';
+import { BROWSER_MARKER, type BrowserRequest, type ElementSeen, browserAnswerFile } from './browserProtocol';
 
 const CODE_SERVER = '4.139.1';
 const NODE = '24.22.3';
@@ -37,6 +38,31 @@ async function graphDrawn(page: {
   await Promise.any(webviews.map((frame) => frame.waitForSelector('svg g.task', { timeout: 10_000 }))).catch(
     () => undefined,
   );
+}
+
+/** Does what the suite asks of the browser (suite/browser.ts). */
+async function browserDoes(page: Page, request: BrowserRequest): Promise<unknown> {
+  switch (request.action) {
+    case 'click':
+      await page
+        .locator(request.selector)
+        .first()
+        .click({ button: request.button ?? 'left', timeout: 10_000 });
+      return undefined;
+    case 'press':
+      await page.keyboard.press(request.key);
+      return undefined;
+    case 'elements':
+      if (request.wait === true) await page.locator(request.selector).first().waitFor({ timeout: 10_000 });
+      return page.$$eval(request.selector, (elements) =>
+        elements.map((element): ElementSeen => ({
+          text: element.textContent ?? '',
+          ariaLabel: element.getAttribute('aria-label'),
+          ariaExpanded: element.getAttribute('aria-expanded'),
+          beforeImage: getComputedStyle(element, '::before').backgroundImage,
+        })),
+      );
+  }
 }
 
 /** Node 24 and code-server in .cache/e2e, installed once for the pinned versions. */
@@ -246,6 +272,18 @@ async function runPhase(entry: string, phase: Phase): Promise<number> {
       console.log(line);
       // A test that shows something waits for its screenshot (see suite/screenshots.ts): `screenshot NAME now`
       // goes to NAME.png in out/e2e.
+      const asked = new RegExp(`^${BROWSER_MARKER} (\\S+) (.*)$`).exec(line);
+      if (asked !== null) {
+        const answer = join(dirname(screenshot), `.${asked[1]}.json`);
+        void browserDoes(page, JSON.parse(asked[2]!) as BrowserRequest)
+          .then(
+            (result) => ({ result }),
+            (error: unknown) => ({ error: String(error) }),
+          )
+          // Written whole, then renamed: the suite reads it as soon as the name appears.
+          .then((reply) => writeFileSync(answer, JSON.stringify(reply)))
+          .then(() => renameSync(answer, browserAnswerFile(dirname(screenshot), asked[1]!)));
+      }
       const marker = /acmp-e2e: screenshot (\S+) now/.exec(line);
       if (marker !== null) {
         const file = join(dirname(screenshot), `${marker[1]}.png`);

@@ -11,6 +11,8 @@ export function run(): Promise<void> {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
     require('./runs.test');
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
+    require('./feedback.test');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
     require('./graph.test');
   });
 }

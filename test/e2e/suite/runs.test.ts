@@ -10,16 +10,11 @@ import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
 import type { RunNode, TaskNode } from '../../../client/src/runTree';
 import type { RunSnapshot, TaskSnapshot } from '../../../client/src/runs';
-import type { RunRefusedData } from '../../../server/src/protocol/run';
 import type { ProviderConfig } from '../../../server/src/protocol/settings';
 import type { RunReport } from '../../../server/src/run/types';
 import { diamondWith } from '../../support/diamond';
+import { examplePipeline, extension, root, runDag, runOf, runWhen } from './runHelpers';
 import { screenshotTaken } from './screenshots';
-
-/** The extension under test, by its manifest's `publisher.name`. */
-const extension = (): vscode.Extension<AcmpApi> => vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!;
-const root = (): string => extension().extensionPath;
-const examplePipeline = (): vscode.Uri => vscode.Uri.file(path.join(root(), 'examples', 'text-pipeline.acmp-dag.json'));
 
 /** Node under Electron too (@vscode/test-electron), where the extension host's executable is Electron. */
 const NODE_ENV = { ELECTRON_RUN_AS_NODE: '1' };
@@ -79,42 +74,9 @@ async function setProviders(providers: readonly ProviderConfig[] | undefined): P
   await changed;
 }
 
-/** Resolves with the run `find` picks, looked for on every change of the runs; fails after `ms` with the newest. */
-function runWhen(
-  api: AcmpApi,
-  find: (runs: readonly RunSnapshot[]) => RunSnapshot | undefined,
-  ms = 30_000,
-): Promise<RunSnapshot> {
-  return new Promise((resolve, reject) => {
-    const check = (): void => {
-      const found = find(api.runs());
-      if (found === undefined) return;
-      stop();
-      resolve(found);
-    };
-    const subscription = api.onDidChangeRuns(check);
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`no such run after ${ms} ms; the newest: ${JSON.stringify(api.runs()[0] ?? null)}`));
-    }, ms);
-    const stop = (): void => {
-      subscription.dispose();
-      clearTimeout(timer);
-    };
-    check();
-  });
-}
-
 const statesOf = (run: RunSnapshot): Record<string, string> =>
   Object.fromEntries(run.tasks.map((task) => [task.taskId, task.state]));
 const taskOf = (run: RunSnapshot, taskId: string): TaskSnapshot => run.tasks.find((task) => task.taskId === taskId)!;
-const runOf = (api: AcmpApi, report: RunReport | RunRefusedData | undefined): RunSnapshot => {
-  assert.ok(report !== undefined && 'run_id' in report, `the DAG ran: ${JSON.stringify(report)}`);
-  return api.runs().find((run) => run.runId === report.run_id)!;
-};
-const runDag = (uri: vscode.Uri) =>
-  vscode.commands.executeCommand<RunReport | RunRefusedData | undefined>('acmp.runDag', uri);
-
 suite('Running DAGs in VS Code', () => {
   let api: AcmpApi;
   let folder: string;
