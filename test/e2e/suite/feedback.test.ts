@@ -254,7 +254,8 @@ suite('Run feedback in VS Code', () => {
     await vscode.window.showTextDocument(uri);
     const refused = await runDag(uri);
     assert.ok(refused !== undefined && 'errors' in refused);
-    const seen = await notified('refused.acmp-dag.json');
+    // By its words: the run's progress notification, on its way out, names the file too.
+    const seen = await notified('refused.acmp-dag.json was not run');
     const count = refused.errors.length;
     assert.ok(
       seen.text.includes(`refused.acmp-dag.json was not run: the DAG has ${count} error${count === 1 ? '' : 's'}.`),
