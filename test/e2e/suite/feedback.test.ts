@@ -193,13 +193,15 @@ suite('Run feedback in VS Code', () => {
   test('with two DAG editors side by side, a lens runs the file of the editor it is in', async () => {
     const left = dagFile('left', longDag(2, 'left').replace('dag_long', 'dag_left'));
     const right = dagFile('right', longDag(2, 'right').replace('dag_long', 'dag_right'));
+    const lensIn = (file: string): string =>
+      `.editor-group-container:has(.tab.active:has-text("${file}")) .codelens-decoration a:has-text("Run DAG")`;
+    // Each editor's lens drawn before the next editor opens: an editor that loses the focus cancels its lenses' request.
     await vscode.window.showTextDocument(right, { viewColumn: vscode.ViewColumn.Two });
+    await inBrowser({ action: 'elements', selector: lensIn('right.acmp-dag.json'), wait: true });
     await vscode.window.showTextDocument(left, { viewColumn: vscode.ViewColumn.One });
+    await inBrowser({ action: 'elements', selector: lensIn('left.acmp-dag.json'), wait: true });
     const before = api.runs()[0]?.runId;
-    await inBrowser({
-      action: 'click',
-      selector: `.editor-group-container:has(.tab.active:has-text("right.acmp-dag.json")) .codelens-decoration a:has-text("Run DAG")`,
-    });
+    await inBrowser({ action: 'click', selector: lensIn('right.acmp-dag.json') });
     const run = await runWhen(api, (runs) => (runs[0]?.runId === before ? undefined : runs[0]), 15_000);
     assert.equal(run.uri, right.toString());
   });
