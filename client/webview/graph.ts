@@ -632,7 +632,9 @@ function describe(): void {
   if (dangling > 0) parts.push(`${dangling} to a missing task`);
   if (stale) parts.push('the file is not valid JSON now: this is the last graph that parsed');
   if (focused !== undefined) {
-    parts.push(`focus: ${focused}, ${depth()} levels up and down (${shown!.taskCount} tasks)`);
+    parts.push(
+      `focus: ${focused}, ${depth()} level${depth() === 1 ? '' : 's'} up and down (${shown!.taskCount} tasks)`,
+    );
   } else if (focusBox.checked) {
     parts.push('focus: put the cursor in a task');
   }
