@@ -1,6 +1,7 @@
-// The graph view's page-side figures, for a UI bench: given a browser page (VS Code's window, or any page) where a
+// The graph view's page seen from the browser. For a UI bench: given a page (VS Code's window, or any page) where a
 // graph view has drawn a graph, how long it took to draw it and the longest frame while panning and zooming it with
-// real input (playwright's mouse). The page says what it drew through its canvas's data attributes (graph.ts).
+// real input (playwright's mouse). For the e2e suite: keys pressed on the page and what it then drew. The page says
+// what it drew through its canvas's data attributes (client/webview/graph.ts).
 import type { Frame, Page } from 'playwright-core';
 
 export interface GraphFigures {
@@ -60,11 +61,10 @@ async function recordFrames(frame: Frame): Promise<() => Promise<{ longest: numb
 export async function measureGraph(page: Page, since?: number): Promise<GraphFigures> {
   const frame = await graphFrame(page);
   const canvas = frame.locator('canvas#graph');
-  const data = await canvas.evaluate((element: HTMLCanvasElement) => ({
-    tasks: Number(element.dataset.tasks),
-    drawnAt: Number(element.dataset.drawnAt),
-    pageStart: performance.timeOrigin,
-  }));
+  const data = await frame.evaluate<{ tasks: number; drawnAt: number; pageStart: number }>(`(() => {
+    const { dataset } = document.getElementById('graph');
+    return { tasks: Number(dataset.tasks), drawnAt: Number(dataset.drawnAt), pageStart: performance.timeOrigin };
+  })()`);
   const box = await canvas.boundingBox();
   if (box === null) throw new Error('the graph canvas is not visible');
   const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
@@ -95,4 +95,75 @@ export async function measureGraph(page: Page, since?: number): Promise<GraphFig
     panFramesOver50Ms: pan.over50,
     zoomFramesOver50Ms: zoom.over50,
   };
+}
+
+/** One step of a probe of the graph page, as the e2e suite asks for it (suite/screenshots.ts). */
+export type ProbeStep =
+  /** Waits until the page shows a graph of this many tasks. */
+  | { readonly tasks: number }
+  /** Waits until the page highlights this task. */
+  | { readonly current: string }
+  /** Presses a key on the graph's canvas and waits for the next frame. */
+  | { readonly press: string }
+  /** Reads what the page drew (its canvas's data attributes and the status line). */
+  | { readonly read: true }
+  | { readonly screenshot: string }
+  | { readonly measure: true };
+
+/** What a `read` step answers. */
+export interface DrawnView {
+  readonly tasks: number;
+  readonly scale: number;
+  readonly x: number;
+  readonly y: number;
+  readonly current: string;
+  readonly focus: string;
+  readonly status: string;
+}
+
+/** Runs the steps on the graph page of a VS Code window; answers what the `read` and `measure` steps found. */
+export async function probeGraph(
+  page: Page,
+  steps: readonly ProbeStep[],
+  screenshotPath: (name: string) => string,
+): Promise<(DrawnView | GraphFigures)[]> {
+  const found: (DrawnView | GraphFigures)[] = [];
+  const frame = await graphFrame(page);
+  const canvas = frame.locator('canvas#graph');
+  const nextFrame = (): Promise<unknown> =>
+    frame.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+  for (const step of steps) {
+    if ('tasks' in step) {
+      await frame.waitForSelector(`canvas#graph[data-tasks="${step.tasks}"]`, { timeout: 60_000 });
+    } else if ('current' in step) {
+      await frame.waitForFunction(
+        `document.getElementById('graph').dataset.current === ${JSON.stringify(step.current)}`,
+        undefined,
+        { timeout: 20_000 },
+      );
+    } else if ('press' in step) {
+      await canvas.press(step.press);
+      await nextFrame();
+    } else if ('read' in step) {
+      found.push(
+        await frame.evaluate<DrawnView>(`(() => {
+          const { dataset } = document.getElementById('graph');
+          return {
+            tasks: Number(dataset.tasks),
+            scale: Number(dataset.scale),
+            x: Number(dataset.x),
+            y: Number(dataset.y),
+            current: dataset.current ?? '',
+            focus: dataset.focus ?? '',
+            status: document.getElementById('status').textContent ?? '',
+          };
+        })()`),
+      );
+    } else if ('screenshot' in step) {
+      await page.screenshot({ path: screenshotPath(step.screenshot) });
+    } else {
+      found.push(await measureGraph(page));
+    }
+  }
+  return found;
 }
