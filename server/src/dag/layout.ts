@@ -1,8 +1,9 @@
 // A layered (Sugiyama-style) layout of a directed graph for the graph views: layers by longest path from the sources,
-// document order within a layer unless a barycenter pass finds fewer crossings (ties keep document order), and edges
-// that span several layers routed through lanes of their own between the boxes, so that no edge crosses a box.
-// Linear in nodes plus the layers edges span (up to a sort per layer): 10,000 tasks take tens of milliseconds, where
-// dagre and elkjs take minutes. Pure and iterative: the language server and the graph page both run it.
+// document order within a layer unless a barycenter pass finds fewer crossings (ties keep document order), x by
+// least squares towards the neighbours, and edges that span several layers routed through lanes of their own between
+// the boxes, so that no edge crosses a box. Written here because the libraries do not scale to the DAGs the editor
+// opens: on a 1,000-task market DAG dagre took 31 s and elkjs (layered) 3.6 s, where this takes a few milliseconds,
+// and about 0.1 s at 10,000 tasks (npm run bench). Pure and iterative: the language server and the graph page run it.
 
 /** Every box is this size: a view fits or elides its text. */
 export const BOX_WIDTH = 200;

@@ -108,11 +108,8 @@ suite('ACMP DAG graph view in VS Code', () => {
     assert.match(fitted!.status, /: 10000 tasks, \d+ edges/);
     assert.ok(zoomedIn!.scale > fitted!.scale, `+ zooms in: ${fitted!.scale} → ${zoomedIn!.scale}`);
     assert.ok(zoomedOut!.scale < zoomedIn!.scale, `- zooms out: ${zoomedIn!.scale} → ${zoomedOut!.scale}`);
-    assert.deepEqual(
-      [refitted!.scale, refitted!.x, refitted!.y],
-      [fitted!.scale, fitted!.x, fitted!.y],
-      '0 fits the graph as it was first shown',
-    );
+    // The view's height may have changed meanwhile (the status line wraps): the graph's width sets this fit.
+    assert.deepEqual([refitted!.scale, refitted!.x], [fitted!.scale, fitted!.x], '0 fits the graph as first shown');
 
     // The cursor in task_5000's object highlights it; F shows its neighbourhood, ] one level more, F all again.
     const position = editor.document.positionAt(text.indexOf('"task_5000"'));
