@@ -36,6 +36,8 @@ class GraphPanel {
   private outline: { version: number; tasks: Promise<readonly vscode.DocumentSymbol[]> } | undefined;
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
+  /** Whether the page has loaded: until then nothing is posted, since its `ready` asks for everything. */
+  private pageReady = false;
 
   constructor(
     readonly uri: vscode.Uri,
@@ -124,6 +126,7 @@ class GraphPanel {
   private received(message: FromGraphPage): void {
     if (message.type === 'ready') {
       // The page is new (opened, or shown again after being hidden): it needs everything.
+      this.pageReady = true;
       if (this.graph !== undefined) this.post({ type: 'graph', graph: this.graph, stale: this.stale });
       this.showStates(true);
       this.post({ type: 'cursor', taskId: this.cursorTaskId });
@@ -148,7 +151,8 @@ class GraphPanel {
   }
 
   private post(message: ToGraphPage): void {
-    if (!this.closed) void this.panel.webview.postMessage(message);
+    // A 10,000-task graph is megabytes: posted once, when the page can take it.
+    if (!this.closed && this.pageReady) void this.panel.webview.postMessage(message);
   }
 }
 

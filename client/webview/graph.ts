@@ -23,6 +23,8 @@ const CACHE_MAX_SCALE = 0.25;
 const CACHE_MAX_PIXELS = 16e6;
 const CACHE_MAX_SIDE = 16_000;
 const CACHE_IDLE_MS = 300;
+/** About this many boxes are painted into the image between two chances for a frame. */
+const CACHE_STRIPE_BOXES = 300;
 const FIT_MARGIN = 24;
 const KEY_PAN = 80;
 const KEY_ZOOM = 1.25;
@@ -399,6 +401,7 @@ let cacheTimer: ReturnType<typeof setTimeout> | undefined;
 /** What is shown changed: the whole graph or a neighbourhood, or a new graph. */
 function shownChanged(): void {
   cache = undefined;
+  cacheGeneration++;
   looksChanged();
 }
 
@@ -420,10 +423,18 @@ function paintCacheSoon(): void {
   }, CACHE_IDLE_MS);
 }
 
-/** Paints the image, then halves it until it is small: a frame scales down at most one level by two. */
+/** Bumped when a new image is begun: a painting of an older one stops. */
+let cacheGeneration = 0;
+
+/**
+ * Paints the image in vertical stripes, one task each, each flushed to pixels before the next (a frame can come
+ * between), then halves it until it is small, so that a frame scales it down at most by two.
+ */
 function paintCache(): void {
   if (shown === undefined) return;
-  const { width, height } = shown.layout;
+  const painted = shown;
+  const generation = ++cacheGeneration;
+  const { width, height } = painted.layout;
   let scale = Math.min(
     CACHE_MAX_SCALE,
     Math.sqrt(CACHE_MAX_PIXELS / Math.max(1, width * height)),
@@ -433,21 +444,43 @@ function paintCache(): void {
   const image = document.createElement('canvas');
   image.width = Math.ceil(width * scale) + 2;
   image.height = Math.ceil(height * scale) + 2;
-  const target = image.getContext('2d')!;
-  target.setTransform(scale, 0, 0, scale, 0, 0);
-  paint(target, scale, { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity }, 0);
+  const target = image.getContext('2d', { willReadFrequently: false })!;
+  const stripes = Math.max(1, Math.ceil(painted.layout.boxes.length / 2 / CACHE_STRIPE_BOXES));
+  const stripeWidth = (width + 1) / stripes;
   const levels = [{ image, scale }];
-  while (levels.at(-1)!.image.width > 256 || levels.at(-1)!.image.height > 256) {
-    const larger = levels.at(-1)!.image;
-    const smaller = document.createElement('canvas');
-    smaller.width = Math.ceil(larger.width / 2);
-    smaller.height = Math.ceil(larger.height / 2);
-    smaller.getContext('2d')!.drawImage(larger, 0, 0, smaller.width, smaller.height);
-    scale /= 2;
-    levels.push({ image: smaller, scale });
-  }
-  cache = { levels, stale: false };
-  requestFrame();
+  let step = 0;
+  const next = (): void => {
+    if (generation !== cacheGeneration || shown !== painted) return;
+    if (step < stripes) {
+      const left = step * stripeWidth;
+      target.save();
+      target.setTransform(scale, 0, 0, scale, 0, 0);
+      target.beginPath();
+      target.rect(left, -1, stripeWidth, height + 2);
+      target.clip();
+      paint(target, scale, { left: left - BOX_WIDTH, top: -Infinity, right: left + stripeWidth, bottom: Infinity }, 0);
+      target.restore();
+      target.getImageData(0, 0, 1, 1);
+    } else {
+      const larger = levels.at(-1)!.image;
+      if (larger.width <= 256 && larger.height <= 256) {
+        cache = { levels, stale: false };
+        requestFrame();
+        return;
+      }
+      const smaller = document.createElement('canvas');
+      smaller.width = Math.ceil(larger.width / 2);
+      smaller.height = Math.ceil(larger.height / 2);
+      const smallerContext = smaller.getContext('2d')!;
+      smallerContext.drawImage(larger, 0, 0, smaller.width, smaller.height);
+      smallerContext.getImageData(0, 0, 1, 1);
+      scale /= 2;
+      levels.push({ image: smaller, scale });
+    }
+    step++;
+    setTimeout(next, 0);
+  };
+  next();
 }
 
 function draw(now: number): void {
