@@ -549,7 +549,7 @@ function draw(now: number): void {
 /** The overview: the whole shown graph in miniature (drawn again only when it changed) and the view's rectangle. */
 const overviewImage = document.createElement('canvas');
 function drawOverview(): void {
-  if (shown === undefined) return;
+  if (shown === undefined || overview.hidden || overview.clientWidth === 0) return;
   const { layout } = shown;
   const ratio = window.devicePixelRatio || 1;
   const [width, height] = [overview.clientWidth, overview.clientHeight];
@@ -652,6 +652,8 @@ function show(): void {
     else fit();
     wholeTransform = undefined;
   }
+  // The overview is of the whole graph; a neighbourhood fits the view.
+  overview.hidden = focused !== undefined;
   describe();
   requestFrame();
 }

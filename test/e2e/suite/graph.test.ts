@@ -114,6 +114,7 @@ suite('ACMP DAG graph view in VS Code', () => {
     // The cursor in task_5000's object highlights it; F shows its neighbourhood, ] one level more, F all again.
     const position = editor.document.positionAt(text.indexOf('"task_5000"'));
     editor.selection = new vscode.Selection(position, position);
+    editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     const found = await graphProbe('graph-10k-focus', [
       { current: 'task_5000' },
       { press: 'f' },
