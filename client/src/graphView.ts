@@ -32,6 +32,7 @@ class GraphPanel {
   /** The run states the page has been sent, and of which run. */
   private readonly postedStates = new Map<string, TaskState>();
   private postedRunId: string | undefined;
+  private postedRunning = false;
   private cursorTaskId: string | undefined;
   private outline: { version: number; tasks: Promise<readonly vscode.DocumentSymbol[]> } | undefined;
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
@@ -95,9 +96,11 @@ class GraphPanel {
       changed[taskId] = null;
       changes++;
     }
+    const running = run?.status === 'running';
     this.postedRunId = run?.runId;
-    if (changes === 0 && !reset && !newRun) return;
-    this.post({ type: 'states', reset: reset || newRun, states: changed, running: run?.status === 'running' });
+    if (changes === 0 && !reset && !newRun && running === this.postedRunning) return;
+    this.postedRunning = running;
+    this.post({ type: 'states', reset: reset || newRun, states: changed, running });
   }
 
   /** Marks the task whose object holds the cursor of an editor of the document. */
