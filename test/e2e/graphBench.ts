@@ -136,11 +136,12 @@ export async function probeGraph(
     if ('tasks' in step) {
       await frame.waitForSelector(`canvas#graph[data-tasks="${step.tasks}"]`, { timeout: 60_000 });
     } else if ('current' in step) {
-      await frame.waitForFunction(
-        `document.getElementById('graph').dataset.current === ${JSON.stringify(step.current)}`,
-        undefined,
-        { timeout: 20_000 },
-      );
+      // Polled: a string predicate (waitForFunction) is an eval, which the page's Content-Security-Policy refuses.
+      const deadline = Date.now() + 20_000;
+      while ((await frame.evaluate("document.getElementById('graph').dataset.current")) !== step.current) {
+        if (Date.now() > deadline) throw new Error(`the graph did not highlight ${step.current} within 20 s`);
+        await page.waitForTimeout(50);
+      }
     } else if ('press' in step) {
       await canvas.press(step.press);
       await nextFrame();
