@@ -5,7 +5,7 @@ import { RUN_EVENT_NOTIFICATION, type RunEventParams } from '../../server/src/pr
 import { RunCodeLensProvider } from './codeLens';
 import { registerCommands } from './commands';
 import { RunDecorations } from './decorations';
-import { graphRunEvents, registerGraphView } from './graphView';
+import { registerGraphView } from './graphView';
 import { createLanguageClient } from './languageClient';
 import { RunLog } from './runLog';
 import { createRunTree } from './runTree';
@@ -37,7 +37,6 @@ export async function activate(context: ExtensionContext): Promise<AcmpApi> {
     client.onNotification(RUN_EVENT_NOTIFICATION, (params: RunEventParams) => {
       runs.apply(params.uri, params.event);
       log.event(params);
-      graphRunEvents.fire(params);
     }),
     ...createRunTree(runs),
     ...createRunStatusBarItem(runs),
@@ -48,7 +47,7 @@ export async function activate(context: ExtensionContext): Promise<AcmpApi> {
     workspace.registerTextDocumentContentProvider(RUN_REPORT_SCHEME, new RunReportProvider(runs)),
     ...registerCommands(runs, new Runner(client, runs, tokens, log), tokens),
   );
-  registerGraphView(context, client);
+  registerGraphView(context, client, runs);
   await client.start();
   return { runs: () => runs.runs, onDidChangeRuns: runs.onDidChange };
 }

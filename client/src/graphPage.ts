@@ -3,13 +3,23 @@
 import type { DagGraph } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
 
+/** A task's run state in a `states` message; null: the task has none (not in the run). */
+export type PostedState = TaskState | null;
+
 /** What the extension tells the page. */
 export type ToGraphPage =
-  /** `stale`: the text does not parse now, and this is the last graph that did. */
+  /** `stale`: the text does not parse now, and this is the last graph that did. The graph carries its layout. */
   | { readonly type: 'graph'; readonly graph: DagGraph; readonly stale: boolean }
-  /** The run states of every task (a run started, or the page was loaded again); tasks not named have none. */
-  | { readonly type: 'states'; readonly states: Readonly<Record<string, TaskState>> }
-  | { readonly type: 'state'; readonly taskId: string; readonly state: TaskState }
+  /**
+   * Run states that changed since the last message (`reset`: the states of every task, forgetting earlier ones: a
+   * new run, or the page was loaded again), and whether the run is still going.
+   */
+  | {
+      readonly type: 'states';
+      readonly reset: boolean;
+      readonly states: Readonly<Record<string, PostedState>>;
+      readonly running: boolean;
+    }
   /** The task whose object holds the editor's cursor. */
   | { readonly type: 'cursor'; readonly taskId: string | undefined };
 
@@ -32,7 +42,7 @@ const escapeAttribute = (value: string): string =>
 
 /**
  * The page: no inline script or style and nothing from the network (a strict Content-Security-Policy). It holds no
- * data of the DAG: the script draws what the extension posts, with DOM APIs only.
+ * data of the DAG: the script draws what the extension posts on a canvas (text as text).
  */
 export function graphHtml({ cspSource, scriptUri, styleUri }: GraphPageResources): string {
   const source = escapeAttribute(cspSource);
@@ -46,6 +56,13 @@ export function graphHtml({ cspSource, scriptUri, styleUri }: GraphPageResources
   <title>ACMP DAG graph</title>
 </head>
 <body>
+  <div id="toolbar" role="toolbar" aria-label="Graph view">
+    <button id="fit" type="button" title="Fit the graph in the view (0)">Fit</button>
+    <button id="zoom-out" type="button" title="Zoom out (-)" aria-label="Zoom out">−</button>
+    <button id="zoom-in" type="button" title="Zoom in (+)" aria-label="Zoom in">+</button>
+    <label title="Show only the tasks near the cursor's task (F)"><input id="focus" type="checkbox"> Focus</label>
+    <label title="Levels up and down that focus shows ([ and ])">levels <input id="depth" type="number" min="1" max="50" value="2"></label>
+  </div>
   <p id="status" role="status"></p>
   <ul id="legend" aria-label="Legend">
 ${RUN_STATES.map((state) => `    <li><span class="swatch state-${state}"></span>${state}</li>`).join('\n')}
@@ -53,7 +70,12 @@ ${RUN_STATES.map((state) => `    <li><span class="swatch state-${state}"></span>
     <li><span class="line dangling"></span>edge to a missing task</li>
     <li><span class="line stream"></span>stream_eligible edge</li>
   </ul>
-  <div id="graph"></div>
+  <div id="view">
+    <canvas id="graph" tabindex="0" aria-describedby="status keys"></canvas>
+    <canvas id="overview" aria-hidden="true"></canvas>
+    <div id="tooltip" role="tooltip" hidden></div>
+  </div>
+  <p id="keys">Wheel or pinch: zoom · drag or arrows: pan · + − 0: zoom, fit · F: focus · [ ]: levels · click: reveal</p>
   <script src="${escapeAttribute(scriptUri)}"></script>
 </body>
 </html>

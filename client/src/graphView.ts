@@ -3,20 +3,15 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { type DagGraph, GRAPH_REQUEST, type GraphParams, type RunEventParams } from '../../server/src/protocol/run';
+import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
-import { type FromGraphPage, type ToGraphPage, graphHtml } from './graphPage';
+import { type FromGraphPage, type PostedState, type ToGraphPage, graphHtml } from './graphPage';
+import type { RunsModel } from './runs';
 
 const SHOW_GRAPH_COMMAND = 'acmp.showGraph';
 const GRAPH_VIEW_TYPE = 'acmp.graph';
 /** Typing pauses this long before the graph is asked for again. */
 const REFRESH_DELAY_MS = 300;
-
-/**
- * Every `acmp/runEvent` notification, fired by the client's one handler of it: the language client keeps a single
- * handler per notification method, so the run view that owns it feeds the graph views through this.
- */
-export const graphRunEvents = new vscode.EventEmitter<RunEventParams>();
 
 /** The task declarations of the outline (document symbols), which say where each task's object is. */
 async function taskSymbols(uri: vscode.Uri): Promise<readonly vscode.DocumentSymbol[]> {
@@ -34,23 +29,29 @@ class GraphPanel {
   private stale = false;
   /** What the page draws from the graph, to skip drawing again an edit that moved text but changed no task or edge. */
   private drawnShape = '';
-  private readonly states = new Map<string, TaskState>();
+  /** The run states the page has been sent, and of which run. */
+  private readonly postedStates = new Map<string, TaskState>();
+  private postedRunId: string | undefined;
+  private postedRunning = false;
   private cursorTaskId: string | undefined;
   private outline: { version: number; tasks: Promise<readonly vscode.DocumentSymbol[]> } | undefined;
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
+  /** Whether the page has loaded: until then nothing is posted, since its `ready` asks for everything. */
+  private pageReady = false;
 
   constructor(
     readonly uri: vscode.Uri,
     readonly panel: vscode.WebviewPanel,
     private readonly client: LanguageClient,
+    private readonly runs: RunsModel,
   ) {
     panel.webview.onDidReceiveMessage((message: FromGraphPage) => this.received(message));
   }
 
   /** Asks the server for the graph and shows it, or keeps the last good one while the text does not parse. */
   async refresh(): Promise<void> {
-    const params: GraphParams = { uri: this.uri.toString() };
+    const params: GraphParams = { uri: this.uri.toString(), layout: true };
     const graph = await this.client.sendRequest<DagGraph>(GRAPH_REQUEST, params);
     if (this.closed) return;
     this.stale = !graph.parsed;
@@ -62,7 +63,10 @@ class GraphPanel {
       this.drawnShape = shape;
       this.post({ type: 'graph', graph: this.graph, stale: this.stale });
     }
-    await this.followCursor();
+    const editor = vscode.window.visibleTextEditors.find(
+      (shown) => shown.document.uri.toString() === this.uri.toString(),
+    );
+    if (editor !== undefined) await this.followCursor(editor);
   }
 
   refreshSoon(): void {
@@ -71,21 +75,37 @@ class GraphPanel {
     this.refreshTimer = setTimeout(() => void this.refresh().catch(() => undefined), REFRESH_DELAY_MS);
   }
 
-  runEvent({ event }: RunEventParams): void {
-    if (event.type === 'run-started') {
-      this.states.clear();
-      for (const taskId of event.tasks) this.states.set(taskId, 'pending');
-      this.post({ type: 'states', states: Object.fromEntries(this.states) });
-    } else if (event.type === 'task-state') {
-      this.states.set(event.task_id, event.state);
-      this.post({ type: 'state', taskId: event.task_id, state: event.state });
+  /** Sends the page the states of the document's latest run that changed since it was last sent them. */
+  showStates(reset = false): void {
+    const run = this.runs.latestOf(this.uri.toString());
+    const newRun = run?.runId !== this.postedRunId;
+    if (reset || newRun) this.postedStates.clear();
+    const changed: Record<string, PostedState> = {};
+    let changes = 0;
+    const current = new Set<string>();
+    for (const { taskId, state } of run?.tasks ?? []) {
+      current.add(taskId);
+      if (this.postedStates.get(taskId) === state) continue;
+      this.postedStates.set(taskId, state);
+      changed[taskId] = state;
+      changes++;
     }
+    for (const taskId of this.postedStates.keys()) {
+      if (current.has(taskId)) continue;
+      this.postedStates.delete(taskId);
+      changed[taskId] = null;
+      changes++;
+    }
+    const running = run?.status === 'running';
+    this.postedRunId = run?.runId;
+    if (changes === 0 && !reset && !newRun && running === this.postedRunning) return;
+    this.postedRunning = running;
+    this.post({ type: 'states', reset: reset || newRun, states: changed, running });
   }
 
-  /** Marks the task whose object holds the cursor of the document's active editor. */
-  async followCursor(): Promise<void> {
-    const editor = vscode.window.activeTextEditor;
-    if (editor?.document.uri.toString() !== this.uri.toString() || this.graph === undefined) return;
+  /** Marks the task whose object holds the cursor of an editor of the document. */
+  async followCursor(editor: vscode.TextEditor): Promise<void> {
+    if (this.graph === undefined) return;
     const { version } = editor.document;
     if (this.outline?.version !== version) this.outline = { version, tasks: taskSymbols(this.uri) };
     const cursor = editor.selection.active;
@@ -109,10 +129,13 @@ class GraphPanel {
   private received(message: FromGraphPage): void {
     if (message.type === 'ready') {
       // The page is new (opened, or shown again after being hidden): it needs everything.
+      this.pageReady = true;
       if (this.graph !== undefined) this.post({ type: 'graph', graph: this.graph, stale: this.stale });
-      this.post({ type: 'states', states: Object.fromEntries(this.states) });
+      this.showStates(true);
       this.post({ type: 'cursor', taskId: this.cursorTaskId });
     } else {
+      // The page has highlighted the task already: the cursor's move to it must not post it again.
+      this.cursorTaskId = message.taskId;
       void this.reveal(message.taskId);
     }
   }
@@ -131,11 +154,12 @@ class GraphPanel {
   }
 
   private post(message: ToGraphPage): void {
-    if (!this.closed) void this.panel.webview.postMessage(message);
+    // A 10,000-task graph is megabytes: posted once, when the page can take it.
+    if (!this.closed && this.pageReady) void this.panel.webview.postMessage(message);
   }
 }
 
-export function registerGraphView(context: vscode.ExtensionContext, client: LanguageClient): void {
+export function registerGraphView(context: vscode.ExtensionContext, client: LanguageClient, runs: RunsModel): void {
   const panels = new Map<string, GraphPanel>();
   const dist = vscode.Uri.joinPath(context.extensionUri, 'dist');
 
@@ -165,7 +189,7 @@ export function registerGraphView(context: vscode.ExtensionContext, client: Lang
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'graph.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'graph.css')).toString(),
     });
-    const graphPanel = new GraphPanel(document.uri, panel, client);
+    const graphPanel = new GraphPanel(document.uri, panel, client, runs);
     panels.set(key, graphPanel);
     panel.onDidDispose(() => {
       graphPanel.stop();
@@ -175,13 +199,14 @@ export function registerGraphView(context: vscode.ExtensionContext, client: Lang
   }
 
   context.subscriptions.push(
-    graphRunEvents,
     vscode.commands.registerCommand(SHOW_GRAPH_COMMAND, showGraph),
     vscode.workspace.onDidChangeTextDocument(({ document }) => panels.get(document.uri.toString())?.refreshSoon()),
     vscode.window.onDidChangeTextEditorSelection(({ textEditor }) => {
-      void panels.get(textEditor.document.uri.toString())?.followCursor();
+      void panels.get(textEditor.document.uri.toString())?.followCursor(textEditor);
     }),
-    graphRunEvents.event((params) => panels.get(params.uri)?.runEvent(params)),
+    runs.onDidChange(() => {
+      for (const graphPanel of panels.values()) graphPanel.showStates();
+    }),
     {
       dispose: () => {
         for (const graphPanel of panels.values()) graphPanel.panel.dispose();

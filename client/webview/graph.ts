@@ -1,6 +1,9 @@
-// The graph view's page script: lays the DAG out with dagre and draws it as SVG through DOM APIs (the DAG's text only
-// ever as text nodes), colours tasks by run state, marks the cursor's task, and asks the extension to reveal a task.
-import dagre, { type EdgeLabel, Graph, type GraphLabel, type NodeLabel } from '@dagrejs/dagre';
+// The graph view's page script: draws the layout the language server computed on a canvas with a view transform
+// (zoom, pan, fit, an overview), only what is in view and with detail by zoom level, so that 10,000 tasks pan
+// smoothly; focus mode lays out the neighbourhood of the cursor's task on its own. Run states colour the boxes; the
+// cursor's task is highlighted; a click asks the extension to reveal a task. The DAG's text is only ever drawn as text
+// (fillText) or set as textContent. A harness reads what is drawn from the canvas's data attributes.
+import { BOX_HEIGHT, BOX_WIDTH, type GraphLayout, layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
 import type { FromGraphPage, ToGraphPage } from '../src/graphPage';
@@ -8,203 +11,879 @@ import './graph.css';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromGraphPage): void };
 
-/** dagre's layout grows faster than the square of the tasks: about a second at 500, most of a minute at 2,000. */
-const MAX_DRAWN_TASKS = 500;
-const PADDING = 10;
-const LINE_HEIGHT = 16;
-const SVG_NAMESPACE = 'http://www.w3.org/2000/svg';
-const EDGE_KINDS = ['plain', 'cycle', 'dangling'] as const;
+const MIN_SCALE = 0.002;
+const MAX_SCALE = 4;
+/** Below these scales a box shows no text, then only its id. */
+const ID_SCALE = 0.4;
+const DETAIL_SCALE = 0.7;
+/** Below this scale edges have no arrowheads and stream_eligible edges no double line. */
+const ARROW_SCALE = 0.3;
+/** The zoomed-out image of the whole graph: at most this scale and size, painted this long after the last input. */
+const CACHE_MAX_SCALE = 0.25;
+const CACHE_MAX_PIXELS = 16e6;
+const CACHE_MAX_SIDE = 16_000;
+const CACHE_IDLE_MS = 300;
+/** About this many boxes are painted into the image between two chances for a frame. */
+const CACHE_STRIPE_BOXES = 300;
+const FIT_MARGIN = 24;
+const KEY_PAN = 80;
+const KEY_ZOOM = 1.25;
+const DRAG_THRESHOLD = 4;
+/** Running tasks' outlines move at this interval. */
+const ANIMATION_MS = 120;
+const FONT = `13px sans-serif`;
+const DETAIL_FONT = `11px sans-serif`;
+const PADDING = 8;
+/** A colour must stand out from the background by this contrast ratio, or the foreground is used instead. */
+const MIN_CONTRAST = 3;
+const STATE_GLYPH: Record<TaskState, string> = {
+  pending: '…',
+  running: '▶',
+  completed: '✓',
+  failed: '✕',
+  cancelled: '⊘',
+};
 
 const page = acquireVsCodeApi();
-const status = document.getElementById('status')!;
-const container = document.getElementById('graph')!;
+const element = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const status = element<HTMLParagraphElement>('status');
+const canvas = element<HTMLCanvasElement>('graph');
+const overview = element<HTMLCanvasElement>('overview');
+const tooltip = element<HTMLDivElement>('tooltip');
+const view = element<HTMLDivElement>('view');
+const focusBox = element<HTMLInputElement>('focus');
+const depthInput = element<HTMLInputElement>('depth');
+const context = canvas.getContext('2d')!;
+const overviewContext = overview.getContext('2d')!;
 
+/** A drawable graph: the whole DAG, or the neighbourhood focus mode shows. Boxes: the tasks, then the missing ids. */
+interface Shown {
+  readonly ids: readonly string[];
+  readonly capabilities: readonly (string | undefined)[];
+  readonly taskCount: number;
+  readonly edges: DagGraph['edges'];
+  readonly layout: GraphLayout;
+  /** The bounding box of each edge's route: x0, y0, x1, y1. */
+  readonly edgeBounds: Float64Array;
+  /** Each box's label cut to fit, by font, computed once. */
+  readonly labels: Map<string, string>;
+}
+
+let graph: DagGraph | undefined;
+let stale = false;
+let whole: Shown | undefined;
+let shown: Shown | undefined;
 const states = new Map<string, TaskState>();
-let cursorTaskId: string | undefined;
-/** The drawn tasks, by id. */
-let taskBoxes = new Map<string, { readonly group: SVGGElement; readonly capability: string | undefined }>();
+let runGoing = false;
+let currentTaskId: string | undefined;
+let hovered = -1;
+let focused: string | undefined;
+/** The view transform: screen = world × scale + (x, y), in CSS pixels. */
+const transform = { scale: 1, x: 0, y: 0 };
+/** The whole graph's view, kept while focus mode shows a neighbourhood. */
+let wholeTransform: typeof transform | undefined;
+let frameRequested = false;
+let overviewStale = true;
+let animation: ReturnType<typeof setTimeout> | undefined;
+/** Boxes painted in the last frame drawn live. */
+let visibleBoxes = 0;
+/** When the user last zoomed or panned (performance.now()). */
+let lastInputAt = -Infinity;
+let palette = readPalette();
 
-function svgElement<K extends keyof SVGElementTagNameMap>(
-  parent: Element,
-  name: K,
-  attributes: Readonly<Record<string, string | number>> = {},
-): SVGElementTagNameMap[K] {
-  const element = document.createElementNS(SVG_NAMESPACE, name);
-  for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, String(value));
-  parent.appendChild(element);
-  return element;
-}
-
-const heightOf = (lines: number): number => LINE_HEIGHT * lines + 2 * PADDING;
-
-/** A box of text lines at the origin, sized to them; `textContent` keeps any markup in the DAG plain text. */
-function box(parent: Element, className: string, lines: readonly string[]): { group: SVGGElement; width: number } {
-  const group = svgElement(parent, 'g', { class: className });
-  const rect = svgElement(group, 'rect', { rx: 4 });
-  let textWidth = 0;
-  lines.forEach((line, index) => {
-    const text = svgElement(group, 'text', { x: PADDING, y: PADDING + LINE_HEIGHT * (index + 1) - 4 });
-    if (index > 0) text.classList.add('detail');
-    text.textContent = line;
-    textWidth = Math.max(textWidth, text.getComputedTextLength());
+function shownOf(
+  ids: readonly string[],
+  capabilities: readonly (string | undefined)[],
+  edges: DagGraph['edges'],
+  layout: GraphLayout & { readonly missing: readonly string[] },
+): Shown {
+  const edgeBounds = new Float64Array(4 * edges.length);
+  layout.routes.forEach((route, e) => {
+    let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+    for (let p = 0; p < route.length; p += 2) {
+      x0 = Math.min(x0, route[p]!);
+      x1 = Math.max(x1, route[p]!);
+      y0 = Math.min(y0, route[p + 1]!);
+      y1 = Math.max(y1, route[p + 1]!);
+    }
+    edgeBounds.set([x0, y0, x1, y1], 4 * e);
   });
-  const width = Math.ceil(textWidth) + 2 * PADDING;
-  rect.setAttribute('width', String(width));
-  rect.setAttribute('height', String(heightOf(lines.length)));
-  return { group, width };
+  return {
+    ids: [...ids, ...layout.missing],
+    capabilities: [...capabilities, ...layout.missing.map(() => 'no such task')],
+    taskCount: ids.length,
+    edges,
+    layout,
+    edgeBounds,
+    labels: new Map(),
+  };
 }
 
-function describe(shown: DagGraph, stale: boolean): string {
-  const cycles = shown.edges.filter((edge) => edge.cycle).length;
-  const dangling = shown.edges.filter((edge) => edge.dangling).length;
-  const parts = [`${shown.dagId ?? 'DAG without a dag_id'}: ${shown.nodes.length} tasks, ${shown.edges.length} edges`];
+// ---- Colours: the theme's variables, read again when the theme changes; each kept legible on the background.
+
+/** The red, green, blue of any CSS colour, through the canvas's parser; undefined for one it cannot read. */
+function rgbOf(colour: string): [number, number, number] | undefined {
+  overviewContext.fillStyle = '#000001';
+  overviewContext.fillStyle = colour;
+  const parsed = String(overviewContext.fillStyle);
+  if (parsed === '#000001' && colour.trim() !== '#000001') return undefined;
+  const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(parsed);
+  if (hex !== null) return [1, 2, 3].map((i) => parseInt(hex[i]!, 16)) as [number, number, number];
+  const rgba = /rgba?\((\d+), (\d+), (\d+)/.exec(parsed);
+  return rgba === null ? undefined : ([1, 2, 3].map((i) => Number(rgba[i])) as [number, number, number]);
+}
+
+function luminance([r, g, b]: [number, number, number]): number {
+  const linear = (c: number): number => (c <= 10 ? c / 3295 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+}
+
+function readPalette() {
+  const style = getComputedStyle(document.documentElement);
+  const variable = (name: string, fallback: string): string => style.getPropertyValue(name).trim() || fallback;
+  const background = variable('--vscode-editor-background', '#ffffff');
+  const foreground = variable('--vscode-foreground', '#333333');
+  const backgroundRgb = rgbOf(background) ?? [255, 255, 255];
+  /** A colour for lines and outlines, the foreground when it would not stand out from the background. */
+  const legible = (name: string, fallback: string): string => {
+    const colour = variable(name, fallback);
+    const rgb = rgbOf(colour);
+    if (rgb === undefined) return foreground;
+    const [lighter, darker] = [luminance(rgb), luminance(backgroundRgb)].sort((a, b) => b - a) as [number, number];
+    return (lighter + 0.05) / (darker + 0.05) >= MIN_CONTRAST ? colour : foreground;
+  };
+  return {
+    background,
+    foreground,
+    description: variable('--vscode-descriptionForeground', foreground),
+    box: variable('--vscode-editorWidget-background', background),
+    border: variable('--vscode-editorWidget-border', variable('--vscode-contrastBorder', foreground)),
+    hover: variable('--vscode-list-hoverBackground', background),
+    current: variable('--vscode-editor-selectionBackground', background),
+    focus: legible('--vscode-focusBorder', foreground),
+    cycle: legible('--vscode-errorForeground', '#e51400'),
+    warning: legible('--vscode-editorWarning-foreground', '#bf8803'),
+    viewport: variable('--vscode-scrollbarSlider-activeBackground', foreground),
+    states: {
+      pending: legible('--vscode-disabledForeground', foreground),
+      running: legible('--vscode-charts-blue', '#1a85ff'),
+      completed: legible('--vscode-charts-green', '#388a34'),
+      failed: legible('--vscode-charts-red', '#e51400'),
+      cancelled: legible('--vscode-charts-purple', '#652d90'),
+    } satisfies Record<TaskState, string>,
+  };
+}
+
+// ---- The view transform.
+
+function size(): { width: number; height: number } {
+  return { width: view.clientWidth, height: view.clientHeight };
+}
+
+function fit(): void {
+  if (shown === undefined) return;
+  const { width, height } = size();
+  const { layout } = shown;
+  const scale = Math.min(
+    MAX_SCALE,
+    1,
+    (width - 2 * FIT_MARGIN) / Math.max(1, layout.width),
+    (height - 2 * FIT_MARGIN) / Math.max(1, layout.height),
+  );
+  transform.scale = Math.max(MIN_SCALE, scale);
+  transform.x = (width - layout.width * transform.scale) / 2;
+  transform.y = Math.max(FIT_MARGIN, (height - layout.height * transform.scale) / 2);
+  requestFrame();
+}
+
+/** Zooms by `factor` keeping the point (x, y) of the view (CSS pixels) where it is. */
+function zoom(factor: number, x = size().width / 2, y = size().height / 2): void {
+  lastInputAt = performance.now();
+  const scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, transform.scale * factor));
+  transform.x = x - ((x - transform.x) * scale) / transform.scale;
+  transform.y = y - ((y - transform.y) * scale) / transform.scale;
+  transform.scale = scale;
+  requestFrame();
+}
+
+function pan(dx: number, dy: number): void {
+  lastInputAt = performance.now();
+  transform.x += dx;
+  transform.y += dy;
+  requestFrame();
+}
+
+/** Pans so that box n is in view, centring it when it is not. */
+function bringIntoView(n: number): void {
+  if (shown === undefined) return;
+  const { width, height } = size();
+  const [x, y] = [shown.layout.boxes[2 * n]!, shown.layout.boxes[2 * n + 1]!];
+  const left = x * transform.scale + transform.x;
+  const top = y * transform.scale + transform.y;
+  const [w, h] = [BOX_WIDTH * transform.scale, BOX_HEIGHT * transform.scale];
+  if (left >= 0 && top >= 0 && left + w <= width && top + h <= height) return;
+  transform.x = width / 2 - (x + BOX_WIDTH / 2) * transform.scale;
+  transform.y = height / 2 - (y + BOX_HEIGHT / 2) * transform.scale;
+  requestFrame();
+}
+
+// ---- Drawing.
+
+function requestFrame(): void {
+  if (frameRequested) return;
+  frameRequested = true;
+  requestAnimationFrame(draw);
+}
+
+/** A label cut with an ellipsis to fit a box, measured once per text and font. */
+function fitted(n: number, line: 0 | 1): string {
+  const text = (line === 0 ? shown!.ids[n] : shown!.capabilities[n]) ?? '';
+  const key = `${line}:${n}`;
+  let cut = shown!.labels.get(key);
+  if (cut === undefined) {
+    const room = BOX_WIDTH - 2 * PADDING - 16;
+    cut = text;
+    if (context.measureText(text).width > room) {
+      let [low, high] = [0, text.length];
+      while (low < high) {
+        const middle = (low + high + 1) >> 1;
+        if (context.measureText(`${text.slice(0, middle)}…`).width <= room) low = middle;
+        else high = middle - 1;
+      }
+      cut = `${text.slice(0, low)}…`;
+    }
+    shown!.labels.set(key, cut);
+  }
+  return cut;
+}
+
+function stateOf(n: number): TaskState | undefined {
+  return n < shown!.taskCount ? states.get(shown!.ids[n]!) : undefined;
+}
+
+interface WorldRect {
+  readonly left: number;
+  readonly top: number;
+  readonly right: number;
+  readonly bottom: number;
+}
+
+/** Traces the routes of edges, with an arrowhead along the last segment of each when asked. */
+function trace(target: CanvasRenderingContext2D, list: readonly number[], arrows: boolean): void {
+  const { routes } = shown!.layout;
+  target.beginPath();
+  for (const e of list) {
+    const route = routes[e]!;
+    target.moveTo(route[0]!, route[1]!);
+    for (let p = 2; p < route.length; p += 2) target.lineTo(route[p]!, route[p + 1]!);
+    if (!arrows || route.length < 4) continue;
+    const end = route.length;
+    const [x1, y1, x0, y0] = [route[end - 2]!, route[end - 1]!, route[end - 4]!, route[end - 3]!];
+    const length = Math.hypot(x1 - x0, y1 - y0) || 1;
+    const [ux, uy] = [(x1 - x0) / length, (y1 - y0) / length];
+    target.moveTo(x1 - 8 * ux - 4 * uy, y1 - 8 * uy + 4 * ux);
+    target.lineTo(x1, y1);
+    target.lineTo(x1 - 8 * ux + 4 * uy, y1 - 8 * uy - 4 * ux);
+  }
+}
+
+function traceBoxes(target: CanvasRenderingContext2D, list: readonly number[]): void {
+  const { boxes } = shown!.layout;
+  target.beginPath();
+  for (const n of list) target.rect(boxes[2 * n]!, boxes[2 * n + 1]!, BOX_WIDTH, BOX_HEIGHT);
+}
+
+/**
+ * Paints the edges and boxes inside `rect` (world coordinates) on a context already transformed to `scale`, with
+ * text when it is large enough to read; returns whether a running task was painted (its outline moves).
+ */
+function paint(target: CanvasRenderingContext2D, scale: number, rect: WorldRect, now: number): boolean {
+  const pixel = 1 / scale;
+  const { layout, edges, edgeBounds } = shown!;
+  const kinds = { plain: [] as number[], cycle: [] as number[], dangling: [] as number[] };
+  const streams: number[] = [];
+  edges.forEach((edge, e) => {
+    const b = 4 * e;
+    if (edgeBounds[b]! > rect.right || edgeBounds[b + 2]! < rect.left) return;
+    if (edgeBounds[b + 1]! > rect.bottom || edgeBounds[b + 3]! < rect.top) return;
+    (edge.cycle ? kinds.cycle : edge.dangling ? kinds.dangling : kinds.plain).push(e);
+    if (edge.streamEligible) streams.push(e);
+  });
+  // A stream_eligible edge is a double line: drawn wide in its colour, then its middle in the background's.
+  const isStream = (e: number): boolean => edges[e]!.streamEligible;
+  for (const [kind, list] of Object.entries(kinds)) {
+    target.strokeStyle = kind === 'cycle' ? palette.cycle : kind === 'dangling' ? palette.warning : palette.foreground;
+    target.setLineDash(kind === 'dangling' ? [5 * pixel, 4 * pixel] : []);
+    target.lineWidth = (kind === 'plain' ? 1 : 1.5) * Math.max(pixel, 1);
+    trace(target, list, scale >= ARROW_SCALE);
+    target.stroke();
+    if (scale < ARROW_SCALE) continue;
+    target.lineWidth = 5 * pixel;
+    trace(target, list.filter(isStream), false);
+    target.stroke();
+  }
+  target.setLineDash([]);
+  if (scale >= ARROW_SCALE) {
+    target.lineWidth = 2 * pixel;
+    target.strokeStyle = palette.background;
+    trace(target, streams, false);
+    target.stroke();
+  }
+
+  // Boxes, one path a look.
+  const looks = new Map<string, number[]>();
+  const visible: number[] = [];
+  for (let n = 0; n < layout.boxes.length / 2; n++) {
+    const x = layout.boxes[2 * n]!;
+    const y = layout.boxes[2 * n + 1]!;
+    if (x > rect.right || x < rect.left || y > rect.bottom || y < rect.top) continue;
+    visible.push(n);
+    const look = n >= shown!.taskCount ? 'missing' : (stateOf(n) ?? 'none');
+    let list = looks.get(look);
+    if (list === undefined) looks.set(look, (list = []));
+    list.push(n);
+  }
+  for (const [look, list] of looks) {
+    traceBoxes(target, list);
+    target.fillStyle = palette.box;
+    target.fill();
+    const colour =
+      look === 'none' ? palette.border : look === 'missing' ? palette.warning : palette.states[look as TaskState];
+    if (look !== 'none' && look !== 'missing') {
+      target.globalAlpha = 0.22;
+      target.fillStyle = colour;
+      target.fill();
+      target.globalAlpha = 1;
+    }
+    target.strokeStyle = colour;
+    target.lineWidth = (look === 'none' ? 1 : 2.5) * Math.max(pixel, 1);
+    // Not by colour alone: a missing, cancelled or running task has a dashed outline; a running one's moves.
+    const dashed = look === 'missing' || look === 'cancelled' || look === 'running';
+    target.setLineDash(dashed ? [6, 4] : []);
+    target.lineDashOffset = look === 'running' ? -((now / ANIMATION_MS) % 10) : 0;
+    target.stroke();
+  }
+  target.setLineDash([]);
+  target.lineDashOffset = 0;
+
+  if (scale >= ID_SCALE) {
+    target.textBaseline = 'middle';
+    const detail = scale >= DETAIL_SCALE;
+    for (const n of visible) {
+      const x = layout.boxes[2 * n]! + PADDING;
+      const y = layout.boxes[2 * n + 1]!;
+      target.font = FONT;
+      target.fillStyle = palette.foreground;
+      target.fillText(fitted(n, 0), x, detail ? y + 15 : y + BOX_HEIGHT / 2);
+      const state = stateOf(n);
+      if (state !== undefined) {
+        target.fillStyle = palette.states[state];
+        target.fillText(STATE_GLYPH[state], layout.boxes[2 * n]! + BOX_WIDTH - PADDING - 10, y + 15);
+      }
+      if (detail && shown!.capabilities[n] !== undefined) {
+        target.font = DETAIL_FONT;
+        target.fillStyle = palette.description;
+        target.fillText(fitted(n, 1), x, y + 31);
+      }
+    }
+  }
+  visibleBoxes = visible.length;
+  return looks.has('running');
+}
+
+/**
+ * The whole graph painted once at a small scale: zoomed out that far, a frame draws this image instead of every
+ * edge again (what keeps panning 10,000 tasks under 50 ms a frame). Painted again when idle after a change.
+ */
+let cache: { readonly levels: readonly { image: HTMLCanvasElement; scale: number }[]; stale: boolean } | undefined;
+let cacheTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** What is shown changed: the whole graph or a neighbourhood, or a new graph. */
+function shownChanged(): void {
+  cache = undefined;
+  cacheGeneration++;
+  looksChanged();
+}
+
+/** States or colours changed. */
+function looksChanged(): void {
+  overviewStale = true;
+  paintCacheSoon();
+  requestFrame();
+}
+
+function paintCacheSoon(): void {
+  if (cache !== undefined) cache.stale = true;
+  if (cacheTimer !== undefined) return;
+  cacheTimer = setTimeout(() => {
+    cacheTimer = undefined;
+    // Not while the user moves the view: painting it takes a long frame.
+    if (performance.now() - lastInputAt < CACHE_IDLE_MS) paintCacheSoon();
+    else paintCache();
+  }, CACHE_IDLE_MS);
+}
+
+/** Bumped when a new image is begun: a painting of an older one stops. */
+let cacheGeneration = 0;
+
+/**
+ * Paints the image in vertical stripes, one task each, each flushed to pixels before the next (a frame can come
+ * between), then halves it until it is small, so that a frame scales it down at most by two.
+ */
+function paintCache(): void {
+  if (shown === undefined) return;
+  const painted = shown;
+  const generation = ++cacheGeneration;
+  const { width, height } = painted.layout;
+  let scale = Math.min(
+    CACHE_MAX_SCALE,
+    Math.sqrt(CACHE_MAX_PIXELS / Math.max(1, width * height)),
+    CACHE_MAX_SIDE / Math.max(1, width),
+    CACHE_MAX_SIDE / Math.max(1, height),
+  );
+  const image = document.createElement('canvas');
+  image.width = Math.ceil(width * scale) + 2;
+  image.height = Math.ceil(height * scale) + 2;
+  const target = image.getContext('2d', { willReadFrequently: false })!;
+  const stripes = Math.max(1, Math.ceil(painted.layout.boxes.length / 2 / CACHE_STRIPE_BOXES));
+  const stripeWidth = (width + 1) / stripes;
+  const levels = [{ image, scale }];
+  let step = 0;
+  const next = (): void => {
+    if (generation !== cacheGeneration || shown !== painted) return;
+    if (step < stripes) {
+      const left = step * stripeWidth;
+      target.save();
+      target.setTransform(scale, 0, 0, scale, 0, 0);
+      target.beginPath();
+      target.rect(left, -1, stripeWidth, height + 2);
+      target.clip();
+      paint(target, scale, { left: left - BOX_WIDTH, top: -Infinity, right: left + stripeWidth, bottom: Infinity }, 0);
+      target.restore();
+      target.getImageData(0, 0, 1, 1);
+    } else {
+      const larger = levels.at(-1)!.image;
+      if (larger.width <= 256 && larger.height <= 256) {
+        cache = { levels, stale: false };
+        requestFrame();
+        return;
+      }
+      const smaller = document.createElement('canvas');
+      smaller.width = Math.ceil(larger.width / 2);
+      smaller.height = Math.ceil(larger.height / 2);
+      const smallerContext = smaller.getContext('2d')!;
+      smallerContext.drawImage(larger, 0, 0, smaller.width, smaller.height);
+      smallerContext.getImageData(0, 0, 1, 1);
+      scale /= 2;
+      levels.push({ image: smaller, scale });
+    }
+    step++;
+    setTimeout(next, 0);
+  };
+  next();
+}
+
+function draw(now: number): void {
+  frameRequested = false;
+  const ratio = window.devicePixelRatio || 1;
+  const { width, height } = size();
+  if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+  }
+  context.setTransform(1, 0, 0, 1, 0, 0);
+  context.clearRect(0, 0, canvas.width, canvas.height);
+  if (shown === undefined) return;
+  const { scale } = transform;
+  let running = false;
+  // The smallest level still as sharp as the screen's pixels.
+  const level = cache?.levels.reduce((best, candidate) => (candidate.scale >= scale * ratio ? candidate : best));
+  if (level !== undefined && scale <= cache!.levels[0]!.scale) {
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    const { image } = level;
+    context.drawImage(
+      image,
+      transform.x,
+      transform.y,
+      (image.width * scale) / level.scale,
+      (image.height * scale) / level.scale,
+    );
+    context.setTransform(ratio * scale, 0, 0, ratio * scale, ratio * transform.x, ratio * transform.y);
+  } else {
+    context.setTransform(ratio * scale, 0, 0, ratio * scale, ratio * transform.x, ratio * transform.y);
+    // The world rectangle in view, a box wider so that outlines at the edge are drawn.
+    running = paint(
+      context,
+      scale,
+      {
+        left: -transform.x / scale - BOX_WIDTH,
+        top: -transform.y / scale - BOX_HEIGHT,
+        right: (width - transform.x) / scale,
+        bottom: (height - transform.y) / scale,
+      },
+      now,
+    );
+  }
+  const highlight = (n: number, fill: string): void => {
+    traceBoxes(context, [n]);
+    context.globalAlpha = 0.6;
+    context.fillStyle = fill;
+    context.fill();
+    context.globalAlpha = 1;
+  };
+  if (hovered >= 0) highlight(hovered, palette.hover);
+  const current = currentTaskId === undefined ? -1 : shown.ids.indexOf(currentTaskId);
+  if (current >= 0 && current < shown.taskCount) {
+    highlight(current, palette.current);
+    traceBoxes(context, [current]);
+    context.strokeStyle = palette.focus;
+    context.lineWidth = 3 / scale;
+    context.stroke();
+  }
+  drawOverview();
+  publish();
+  clearTimeout(animation);
+  if (running) animation = setTimeout(requestFrame, ANIMATION_MS);
+}
+
+/** The overview: the whole shown graph in miniature (drawn again only when it changed) and the view's rectangle. */
+const overviewImage = document.createElement('canvas');
+function drawOverview(): void {
+  if (shown === undefined || overview.hidden || overview.clientWidth === 0) return;
+  const { layout } = shown;
+  const ratio = window.devicePixelRatio || 1;
+  const [width, height] = [overview.clientWidth, overview.clientHeight];
+  const scale = Math.min(width / Math.max(1, layout.width), height / Math.max(1, layout.height));
+  if (overviewStale || overviewImage.width !== Math.round(width * ratio)) {
+    overviewStale = false;
+    overviewImage.width = overview.width = Math.round(width * ratio);
+    overviewImage.height = overview.height = Math.round(height * ratio);
+    const image = overviewImage.getContext('2d')!;
+    image.setTransform(ratio * scale, 0, 0, ratio * scale, 0, 0);
+    const dot = Math.max(BOX_HEIGHT, 1.5 / scale);
+    for (let n = 0; n < layout.boxes.length / 2; n++) {
+      const state = stateOf(n);
+      image.fillStyle =
+        n >= shown.taskCount ? palette.warning : state === undefined ? palette.border : palette.states[state];
+      image.fillRect(layout.boxes[2 * n]!, layout.boxes[2 * n + 1]!, BOX_WIDTH, dot);
+    }
+  }
+  overviewContext.setTransform(1, 0, 0, 1, 0, 0);
+  overviewContext.clearRect(0, 0, overview.width, overview.height);
+  overviewContext.drawImage(overviewImage, 0, 0);
+  const main = size();
+  overviewContext.setTransform(ratio * scale, 0, 0, ratio * scale, 0, 0);
+  overviewContext.strokeStyle = palette.focus;
+  overviewContext.lineWidth = 1.5 / scale;
+  overviewContext.strokeRect(
+    -transform.x / transform.scale,
+    -transform.y / transform.scale,
+    main.width / transform.scale,
+    main.height / transform.scale,
+  );
+}
+
+/** What a harness (and a curious user's dev tools) can read of the drawn view. */
+let firstDrawnAt: number | undefined;
+function publish(): void {
+  firstDrawnAt ??= performance.timeOrigin + performance.now();
+  Object.assign(canvas.dataset, {
+    tasks: String(shown?.taskCount ?? 0),
+    visibleBoxes: String(visibleBoxes),
+    scale: transform.scale.toFixed(4),
+    x: transform.x.toFixed(1),
+    y: transform.y.toFixed(1),
+    current: currentTaskId ?? '',
+    focus: focused ?? '',
+    depth: depthInput.value,
+    drawnAt: String(firstDrawnAt),
+  });
+}
+
+// ---- What is shown: the whole graph or a neighbourhood; the status line.
+
+function depth(): number {
+  return Math.max(1, Math.min(50, Math.round(Number(depthInput.value)) || 1));
+}
+
+/** The tasks at most `depth` edges up or down from a task, and the edges between them, laid out on their own. */
+function neighbourhood(of: string, levels: number): Shown {
+  const { nodes, edges } = graph!;
+  const near = new Set([of]);
+  for (const direction of ['up', 'down'] as const) {
+    let frontier = new Set([of]);
+    for (let level = 0; level < levels && frontier.size > 0; level++) {
+      const next = new Set<string>();
+      for (const { from, to } of edges) {
+        const [here, there] = direction === 'down' ? [from, to] : [to, from];
+        if (frontier.has(here) && !near.has(there)) next.add(there);
+      }
+      for (const id of next) near.add(id);
+      frontier = next;
+    }
+  }
+  const kept = nodes.filter((node) => near.has(node.id));
+  const keptEdges = edges.filter((edge) => near.has(edge.from) && near.has(edge.to));
+  const ids = kept.map((node) => node.id);
+  return shownOf(
+    ids,
+    kept.map((node) => node.capability),
+    keptEdges,
+    layOutTasks(ids, keptEdges),
+  );
+}
+
+function show(): void {
+  const wanted = focusBox.checked && currentTaskId !== undefined ? currentTaskId : undefined;
+  const levels = depth();
+  if (wanted !== undefined && graph !== undefined && graph.nodes.some((node) => node.id === wanted)) {
+    if (focused === undefined) wholeTransform = { ...transform };
+    focused = wanted;
+    shown = neighbourhood(wanted, levels);
+    hovered = -1;
+    shownChanged();
+    fit();
+  } else if (focused !== undefined || shown !== whole) {
+    focused = undefined;
+    shown = whole;
+    hovered = -1;
+    shownChanged();
+    if (wholeTransform !== undefined) Object.assign(transform, wholeTransform);
+    else fit();
+    wholeTransform = undefined;
+  }
+  // The overview is of the whole graph; a neighbourhood fits the view.
+  overview.hidden = focused !== undefined;
+  describe();
+  requestFrame();
+}
+
+function describe(): void {
+  if (graph === undefined) return;
+  const cycles = graph.edges.filter((edge) => edge.cycle).length;
+  const dangling = graph.edges.filter((edge) => edge.dangling).length;
+  const parts = [`${graph.dagId ?? 'DAG without a dag_id'}: ${graph.nodes.length} tasks, ${graph.edges.length} edges`];
   if (cycles > 0) parts.push(`${cycles} on a cycle`);
   if (dangling > 0) parts.push(`${dangling} to a missing task`);
   if (stale) parts.push('the file is not valid JSON now: this is the last graph that parsed');
-  if (shown.nodes.length > MAX_DRAWN_TASKS) parts.push(`too many tasks to lay out here (at most ${MAX_DRAWN_TASKS})`);
-  return parts.join(' · ');
-}
-
-function addArrowMarkers(svg: SVGSVGElement): void {
-  const defs = svgElement(svg, 'defs');
-  for (const kind of EDGE_KINDS) {
-    const marker = svgElement(defs, 'marker', {
-      id: `arrow-${kind}`,
-      class: `arrow ${kind}`,
-      viewBox: '0 0 10 10',
-      refX: 10,
-      refY: 5,
-      markerUnits: 'userSpaceOnUse',
-      markerWidth: 9,
-      markerHeight: 9,
-      orient: 'auto-start-reverse',
-    });
-    svgElement(marker, 'path', { d: 'M 0 0 L 10 5 L 0 10 z' });
+  if (focused !== undefined) {
+    parts.push(
+      `focus: ${focused}, ${depth()} level${depth() === 1 ? '' : 's'} up and down (${shown!.taskCount} tasks)`,
+    );
+  } else if (focusBox.checked) {
+    parts.push('focus: put the cursor in a task');
   }
+  if (states.size > 0) {
+    let finished = 0;
+    let running = 0;
+    for (const state of states.values()) {
+      if (state === 'running') running++;
+      else if (state !== 'pending') finished++;
+    }
+    parts.push(
+      `${runGoing ? 'run' : 'last run'}: ${finished}/${states.size} finished${running > 0 ? `, ${running} running` : ''}`,
+    );
+  }
+  const text = parts.join(' · ');
+  if (status.textContent !== text) status.textContent = text;
 }
 
-function draw(shown: DagGraph, stale: boolean): void {
-  status.textContent = describe(shown, stale);
-  taskBoxes = new Map();
-  if (shown.nodes.length > MAX_DRAWN_TASKS) {
-    container.replaceChildren();
+// ---- Input.
+
+/** The box at a point of the view (CSS pixels), or -1. */
+function boxAt(clientX: number, clientY: number): number {
+  if (shown === undefined) return -1;
+  const bounds = canvas.getBoundingClientRect();
+  const x = (clientX - bounds.left - transform.x) / transform.scale;
+  const y = (clientY - bounds.top - transform.y) / transform.scale;
+  const { boxes } = shown.layout;
+  for (let n = 0; n < boxes.length / 2; n++) {
+    const [bx, by] = [boxes[2 * n]!, boxes[2 * n + 1]!];
+    if (x >= bx && x <= bx + BOX_WIDTH && y >= by && y <= by + BOX_HEIGHT) return n;
+  }
+  return -1;
+}
+
+function select(taskId: string): void {
+  // The highlight moves at once; the editor's cursor follows.
+  currentTaskId = taskId;
+  page.postMessage({ type: 'reveal', taskId });
+  if (focusBox.checked) show();
+  requestFrame();
+}
+
+function showTooltip(n: number, clientX: number, clientY: number): void {
+  if (n < 0) {
+    tooltip.hidden = true;
     return;
   }
-  // The SVG is in the document from the start: text is measured as it is added.
-  const svg = svgElement(container, 'svg', { class: 'dag' });
-  container.replaceChildren(svg);
-  addArrowMarkers(svg);
-  const edgeLayer = svgElement(svg, 'g');
-  const nodeLayer = svgElement(svg, 'g');
+  const state = stateOf(n);
+  tooltip.textContent = [shown!.ids[n], shown!.capabilities[n], state].filter((line) => line !== undefined).join('\n');
+  const bounds = view.getBoundingClientRect();
+  tooltip.style.left = `${clientX - bounds.left + 12}px`;
+  tooltip.style.top = `${clientY - bounds.top + 12}px`;
+  tooltip.hidden = false;
+}
 
-  // Keys by position: graphlib keeps nodes in plain objects, where a task id such as `__proto__` would misbehave.
-  const layout = new Graph<GraphLabel, NodeLabel, EdgeLabel>({ multigraph: true });
-  // The side margins leave room for a self-loop on the rightmost task.
-  layout.setGraph({ rankdir: 'TB', nodesep: 28, ranksep: 40, marginx: 28, marginy: 12 });
-  const keys = new Map<string, string>();
-  const groups = new Map<string, SVGGElement>();
-  const place = (id: string, className: string, lines: readonly string[]): SVGGElement => {
-    const key = `n${keys.size}`;
-    const { group, width } = box(nodeLayer, className, lines);
-    keys.set(id, key);
-    groups.set(key, group);
-    layout.setNode(key, { width, height: heightOf(lines.length) });
-    return group;
+let drag: { x: number; y: number; moved: boolean } | undefined;
+canvas.addEventListener('pointerdown', (event) => {
+  canvas.setPointerCapture(event.pointerId);
+  drag = { x: event.clientX, y: event.clientY, moved: false };
+});
+canvas.addEventListener('pointermove', (event) => {
+  if (drag !== undefined) {
+    const [dx, dy] = [event.clientX - drag.x, event.clientY - drag.y];
+    if (!drag.moved && Math.hypot(dx, dy) < DRAG_THRESHOLD) return;
+    drag = { x: event.clientX, y: event.clientY, moved: true };
+    tooltip.hidden = true;
+    pan(dx, dy);
+    return;
+  }
+  const n = boxAt(event.clientX, event.clientY);
+  if (n !== hovered) {
+    hovered = n;
+    requestFrame();
+  }
+  showTooltip(n, event.clientX, event.clientY);
+});
+canvas.addEventListener('pointerup', (event) => {
+  const clicked = drag !== undefined && !drag.moved;
+  drag = undefined;
+  if (!clicked) return;
+  const n = boxAt(event.clientX, event.clientY);
+  if (n >= 0 && n < shown!.taskCount) select(shown!.ids[n]!);
+});
+canvas.addEventListener('pointerleave', () => {
+  tooltip.hidden = true;
+  if (hovered !== -1) {
+    hovered = -1;
+    requestFrame();
+  }
+});
+canvas.addEventListener(
+  'wheel',
+  (event) => {
+    event.preventDefault();
+    const bounds = canvas.getBoundingClientRect();
+    // A pinch arrives as a wheel event with ctrlKey; sideways or shifted wheels pan.
+    if (!event.ctrlKey && (event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY))) {
+      pan(-(event.shiftKey ? event.deltaY : event.deltaX), 0);
+      return;
+    }
+    const lines = event.deltaMode === WheelEvent.DOM_DELTA_LINE ? 16 : 1;
+    zoom(
+      Math.exp(-event.deltaY * lines * (event.ctrlKey ? 0.01 : 0.002)),
+      event.clientX - bounds.left,
+      event.clientY - bounds.top,
+    );
+  },
+  { passive: false },
+);
+
+function centreOverviewAt(event: PointerEvent): void {
+  if (shown === undefined) return;
+  const bounds = overview.getBoundingClientRect();
+  const { layout } = shown;
+  const scale = Math.min(bounds.width / Math.max(1, layout.width), bounds.height / Math.max(1, layout.height));
+  const [x, y] = [(event.clientX - bounds.left) / scale, (event.clientY - bounds.top) / scale];
+  const main = size();
+  transform.x = main.width / 2 - x * transform.scale;
+  transform.y = main.height / 2 - y * transform.scale;
+  requestFrame();
+}
+overview.addEventListener('pointerdown', (event) => {
+  overview.setPointerCapture(event.pointerId);
+  centreOverviewAt(event);
+});
+overview.addEventListener('pointermove', (event) => {
+  if (overview.hasPointerCapture(event.pointerId)) centreOverviewAt(event);
+});
+
+document.addEventListener('keydown', (event) => {
+  if (event.target instanceof HTMLInputElement && event.target.type === 'number') return;
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const step = event.shiftKey ? 4 * KEY_PAN : KEY_PAN;
+  const actions: Record<string, () => void> = {
+    '+': () => zoom(KEY_ZOOM),
+    '=': () => zoom(KEY_ZOOM),
+    '-': () => zoom(1 / KEY_ZOOM),
+    '0': fit,
+    ArrowLeft: () => pan(step, 0),
+    ArrowRight: () => pan(-step, 0),
+    ArrowUp: () => pan(0, step),
+    ArrowDown: () => pan(0, -step),
+    f: () => {
+      focusBox.checked = !focusBox.checked;
+      show();
+    },
+    '[': () => {
+      depthInput.value = String(depth() - 1);
+      show();
+    },
+    ']': () => {
+      depthInput.value = String(depth() + 1);
+      show();
+    },
+    Enter: () => {
+      if (currentTaskId !== undefined) page.postMessage({ type: 'reveal', taskId: currentTaskId });
+    },
   };
-  for (const { id, capability } of shown.nodes) {
-    const group = place(id, 'task', capability === undefined ? [id] : [id, capability]);
-    taskBoxes.set(id, { group, capability });
-    group.setAttribute('tabindex', '0');
-    group.setAttribute('role', 'button');
-    svgElement(group, 'title');
-    const reveal = (): void => page.postMessage({ type: 'reveal', taskId: id });
-    group.addEventListener('click', reveal);
-    group.addEventListener('keydown', (event) => {
-      if (event.key !== 'Enter' && event.key !== ' ') return;
-      event.preventDefault();
-      reveal();
-    });
-    showState(id);
-  }
-  // An end of a dangling edge that names no task gets a box of its own.
-  for (const edge of shown.edges) {
-    for (const end of [edge.from, edge.to]) if (!keys.has(end)) place(end, 'missing', [end, 'no such task']);
-  }
-  // dagre routes a self-loop off to the side of its task, so self-loops are drawn as a loop on the task's right.
-  shown.edges.forEach((edge, e) => {
-    if (edge.from !== edge.to) layout.setEdge(keys.get(edge.from)!, keys.get(edge.to)!, {}, String(e));
-  });
-  dagre.layout(layout);
-
-  for (const [key, group] of groups) {
-    const { x = 0, y = 0, width, height } = layout.node(key);
-    group.setAttribute('transform', `translate(${x - width / 2}, ${y - height / 2})`);
-  }
-  shown.edges.forEach((edge, e) => {
-    const kind = edge.cycle ? 'cycle' : edge.dangling ? 'dangling' : 'plain';
-    svgElement(edgeLayer, 'path', {
-      class: `edge ${kind}${edge.streamEligible ? ' stream' : ''}`,
-      d: edge.from === edge.to ? selfLoop(layout.node(keys.get(edge.from)!)) : edgePath(layout, keys, edge, e),
-      'marker-end': `url(#arrow-${kind})`,
-    });
-  });
-  const { width = 0, height = 0 } = layout.graph();
-  svg.setAttribute('width', String(width));
-  svg.setAttribute('height', String(height));
-  showCursor();
-}
-
-function edgePath(
-  layout: Graph<GraphLabel, NodeLabel, EdgeLabel>,
-  keys: ReadonlyMap<string, string>,
-  edge: DagGraph['edges'][number],
-  position: number,
-): string {
-  const { points = [] } = layout.edge(keys.get(edge.from)!, keys.get(edge.to)!, String(position));
-  return points.map((point, index) => `${index === 0 ? 'M' : 'L'} ${point.x} ${point.y}`).join(' ');
-}
-
-function selfLoop({ x = 0, y = 0, width }: NodeLabel): string {
-  const right = x + width / 2;
-  return `M ${right} ${y - 8} C ${right + 22} ${y - 20}, ${right + 22} ${y + 20}, ${right} ${y + 8}`;
-}
-
-function showState(taskId: string): void {
-  const drawn = taskBoxes.get(taskId);
-  if (drawn === undefined) return;
-  const state = states.get(taskId);
-  drawn.group.setAttribute('class', state === undefined ? 'task' : `task state-${state}`);
-  drawn.group.classList.toggle('current', taskId === cursorTaskId);
-  const tooltip = [taskId, drawn.capability, state].filter((line) => line !== undefined);
-  drawn.group.querySelector('title')!.textContent = tooltip.join('\n');
-  drawn.group.setAttribute('aria-label', tooltip.join(', '));
-}
-
-function showCursor(): void {
-  for (const group of container.querySelectorAll('.current')) group.classList.remove('current');
-  const group = cursorTaskId === undefined ? undefined : taskBoxes.get(cursorTaskId)?.group;
-  group?.classList.add('current');
-  group?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-}
+  const action = actions[event.key.length === 1 ? event.key.toLowerCase() : event.key] ?? actions[event.key];
+  if (action === undefined || (event.key === 'Enter' && event.target !== canvas)) return;
+  event.preventDefault();
+  action();
+});
+element('fit').addEventListener('click', fit);
+element('zoom-in').addEventListener('click', () => zoom(KEY_ZOOM));
+element('zoom-out').addEventListener('click', () => zoom(1 / KEY_ZOOM));
+focusBox.addEventListener('change', show);
+depthInput.addEventListener('change', show);
+new ResizeObserver(() => requestFrame()).observe(view);
+// VS Code swaps the theme's class on the body and its variables on the root element.
+new MutationObserver(() => {
+  palette = readPalette();
+  looksChanged();
+}).observe(document.body, { attributes: true, attributeFilter: ['class'] });
 
 window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
   const message = event.data;
   switch (message.type) {
-    case 'graph':
-      draw(message.graph, message.stale);
+    case 'graph': {
+      const first = whole === undefined;
+      graph = message.graph;
+      stale = message.stale;
+      const ids = graph.nodes.map((node) => node.id);
+      whole = shownOf(
+        ids,
+        graph.nodes.map((node) => node.capability),
+        graph.edges,
+        graph.layout ?? layOutTasks(ids, graph.edges),
+      );
+      if (focused === undefined) shown = whole;
+      shownChanged();
+      firstDrawnAt = undefined;
+      if (first) fit();
+      show();
       break;
+    }
     case 'states':
-      states.clear();
-      for (const [taskId, state] of Object.entries(message.states)) states.set(taskId, state);
-      for (const taskId of taskBoxes.keys()) showState(taskId);
-      break;
-    case 'state':
-      states.set(message.taskId, message.state);
-      showState(message.taskId);
+      if (message.reset) states.clear();
+      for (const [taskId, state] of Object.entries(message.states)) {
+        if (state === null) states.delete(taskId);
+        else states.set(taskId, state);
+      }
+      runGoing = message.running;
+      looksChanged();
+      describe();
       break;
     case 'cursor':
-      cursorTaskId = message.taskId;
-      showCursor();
+      currentTaskId = message.taskId;
+      if (focusBox.checked) show();
+      else if (shown !== undefined && currentTaskId !== undefined) {
+        const n = shown.ids.indexOf(currentTaskId);
+        if (n >= 0) bringIntoView(n);
+      }
+      requestFrame();
       break;
   }
 });

@@ -12,9 +12,11 @@ import { getLanguageService } from 'vscode-json-languageservice';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { type AnalysisOptions, analyzeDag } from '../../server/src/dag/analyze';
 import { dagJsonSchema } from '../../server/src/dag/jsonSchema';
+import { layOutTasks } from '../../server/src/dag/layout';
 import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
 import { startLspSession } from '../support/lspHarness';
+import { marketDag } from '../support/marketDag';
 
 // No limit may cut the work short: the 100,000-task files are over the default maxFileBytes (20 MB).
 const OPTIONS: AnalysisOptions = { limits: { maxTasks: 1e9, maxDepth: 1e9, maxFanOut: 1e9, maxFileBytes: 1e12 } };
@@ -179,7 +181,7 @@ function countByCode(diagnostics: readonly { code: string }[]): string {
   return [...counts].map(([code, n]) => `${code} ${n}`).join(', ') || 'none';
 }
 
-type Contender = 'analyzeDag' | 'service' | 'JSON.parse' | 'features' | 'executor' | 'invokes' | 'lsp';
+type Contender = 'analyzeDag' | 'service' | 'JSON.parse' | 'features' | 'executor' | 'invokes' | 'lsp' | 'layout';
 const iterationsAt = (size: number): number => (size >= 100_000 ? 7 : size >= 10_000 ? 31 : 41);
 
 /** Editor requests on the text, over a real stdio connection to the built language server. */
@@ -424,6 +426,19 @@ function measureCliRun(size: number, runs = 5): ProcessFigure {
   }
 }
 
+/**
+ * The graph views' layout (server/src/dag/layout.ts) of a market DAG (test/support/marketDag.ts): what the language
+ * server computes before a 10,000-task graph can be drawn (budget: the graph drawn within 2 s).
+ */
+async function measureLayout(size: number): Promise<Figure> {
+  const dag = marketDag(size, { backEdges: 3 });
+  const ids = dag.tasks.map((task) => task.task_id);
+  const edges = dag.edges ?? [];
+  const figure = await measure(() => layOutTasks(ids, edges), iterationsAt(size));
+  const { width, height } = layOutTasks(ids, edges);
+  return { ...figure, diagnostics: `${edges.length} edges, ${width} × ${height} px` };
+}
+
 /** The child's work: one contender on one text. */
 async function measureOne(
   contender: Contender,
@@ -433,6 +448,7 @@ async function measureOne(
   if (contender === 'executor') return measureExecutor(size, variant === 'echo-layers' ? variant : 'echo');
   if (contender === 'invokes') return measureInvokes();
   if (contender === 'lsp') return measureOverLsp(size);
+  if (contender === 'layout') return measureLayout(size);
   const text = generate(size, variant);
   if (contender === 'features') return measureFeatures(text);
   const iterations = iterationsAt(size);
@@ -596,6 +612,11 @@ function main(): void {
 
   const features = measureFeatures10k();
   const lspTargets = measureLsp(results);
+  const layouts = [1_000, 10_000].map((size) => measureApart('layout', size));
+  console.log('The graph layout (server/src/dag/layout.ts) of a market DAG (marketDag.ts, 3 back edges).');
+  [1_000, 10_000].forEach((size, k) =>
+    console.log(`${String(size).padStart(7)} tasks: ${cell(layouts[k])}  (${layouts[k]!.diagnostics})`),
+  );
   const executor = [10_000, 100_000].map((size) => measureApart('executor', size));
   console.log('The executor: a layered DAG of echo tasks on the built-in provider (in process, default settings).');
   [10_000, 100_000].forEach((size, k) =>
@@ -644,6 +665,8 @@ function main(): void {
       unit: '×',
     },
     ...lspTargets,
+    // Half the 2 s budget of a drawn 10,000-task graph: the rest is the request, the message and the first frame.
+    { name: 'graph layout, 10,000 tasks', measured: layouts[1]!.medianMs, limit: 1000, unit: 'ms' },
     { name: 'executor, 10,000 echo tasks', measured: executor[0]!.medianMs, limit: 250, unit: 'ms' },
     { name: 'executor, 100,000 echo tasks', measured: executor[1]!.medianMs, limit: 3000, unit: 'ms' },
     { name: 'invokes/s through serve --stdio', measured: invokes.perSecond, limit: 10_000, unit: '/s', atLeast: true },

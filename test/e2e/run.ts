@@ -15,6 +15,7 @@ import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { Failure, buildExtensionAndSuite, root, run, suiteFile, untrustedSuiteFile, workspace } from './build';
 import { freePort } from '../support/system';
 import { BROWSER_MARKER, type BrowserRequest, type ElementSeen, browserAnswerFile } from './browserProtocol';
+import { type ProbeStep, probeGraph } from './graphBench';
 
 const CODE_SERVER = '4.139.1';
 const NODE = '24.22.3';
@@ -27,17 +28,15 @@ const nodeBin = join(cache, 'bin');
 const screenshot = join(root, 'out', 'e2e', 'problems-panel.png');
 
 /**
- * Resolves once a graph webview on the page (a frame inside VS Code's webview frames) has drawn its tasks, or at
+ * Resolves once a graph webview on the page (a frame inside VS Code's webview frames) has drawn its graph, or at
  * once when none is open: the suite cannot see into webviews, the browser can.
  */
-async function graphDrawn(page: {
-  frames(): { url(): string; waitForSelector(s: string, o: object): Promise<unknown> }[];
-}) {
+async function graphDrawn(page: Page) {
   const webviews = page.frames().filter((frame) => frame.url().includes('webview'));
   if (webviews.length === 0) return;
-  await Promise.any(webviews.map((frame) => frame.waitForSelector('svg g.task', { timeout: 10_000 }))).catch(
-    () => undefined,
-  );
+  await Promise.any(
+    webviews.map((frame) => frame.waitForSelector('canvas#graph[data-drawn-at]', { timeout: 10_000 })),
+  ).catch(() => undefined);
 }
 
 /** Does what the suite asks of the browser (suite/browser.ts). */
@@ -290,6 +289,21 @@ async function runPhase(entry: string, phase: Phase): Promise<number> {
         void graphDrawn(page)
           .then(() => page.screenshot({ path: file }))
           .then(() => writeFileSync(`${file}.done`, ''));
+      }
+      // `graph-probe NAME STEPS`: the steps run on the graph page; what they found goes to NAME.probe.json.
+      const probe = /acmp-e2e: graph-probe (\S+) (\[.*\])$/.exec(line);
+      if (probe !== null) {
+        const file = join(dirname(screenshot), `${probe[1]}.probe.json`);
+        const steps = JSON.parse(probe[2]!) as ProbeStep[];
+        void probeGraph(page, steps, (name) => join(dirname(screenshot), `${name}.png`))
+          .then(
+            (found) => ({ found }),
+            (error: unknown) => ({ error: String(error) }),
+          )
+          .then((answer) => {
+            writeFileSync(file, JSON.stringify(answer));
+            writeFileSync(`${file}.done`, '');
+          });
       }
     });
     const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;

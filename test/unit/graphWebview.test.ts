@@ -1,5 +1,6 @@
-// The graph webview's page script, run in a DOM: whatever text the extension posts (task ids, capabilities, the
-// dag_id, run states) is shown as text, never parsed as markup, and nothing it carries creates an element or handler.
+// The graph webview's page script, run in a DOM with a recording canvas: whatever text the extension posts (task ids,
+// capabilities, the dag_id, run states) is drawn as text or shown as textContent, never parsed as markup, and nothing
+// it carries creates an element or handler; the keys, a click and focus mode do what the page says they do.
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,13 +8,15 @@ import { afterEach, before, describe, test } from 'node:test';
 import * as esbuild from 'esbuild';
 import { JSDOM, VirtualConsole } from 'jsdom';
 import { type FromGraphPage, type ToGraphPage, graphHtml } from '../../client/src/graphPage';
+import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
 
 const ROOT = resolve(__dirname, '../..');
 const CSP_SOURCE = 'https://file+.vscode-resource.vscode-cdn.net';
 const SCRIPT_URI = `${CSP_SOURCE}/ext/dist/graph.js`;
-/** jsdom lays nothing out: a text is as wide as this many pixels a character, enough for dagre to place boxes. */
+/** jsdom lays nothing out and measures no text: the view is this size, a character this wide. */
+const VIEW = { width: 1000, height: 700 };
 const CHARACTER_WIDTH = 7;
 
 /** Texts that do something when parsed as HTML or SVG. */
@@ -26,10 +29,9 @@ const HOSTILE = {
   handler: '<g onclick="globalThis.pwned=1">click</g>',
 } as const;
 
-const SVG_NAMESPACE = 'http://www.w3.org/2000/svg';
-/** The SVG elements the script draws, and elements no text may become: anything else came from parsed text. */
-const SVG_ELEMENTS = new Set(['svg', 'defs', 'marker', 'path', 'g', 'rect', 'text', 'title']);
-const FORBIDDEN_ELEMENTS = ['img', 'script', 'foreignObject', 'iframe', 'object', 'embed', 'style', 'a'];
+/** The elements of the page's view: anything else inside it came from parsed text. */
+const VIEW_ELEMENTS = ['canvas#graph', 'canvas#overview', 'div#tooltip'];
+const FORBIDDEN_ELEMENTS = ['img', 'script', 'foreignObject', 'iframe', 'object', 'embed', 'style', 'a', 'svg'];
 
 /** The page script, bundled as `npm run build` bundles it (esbuild.mjs), so the test needs no build before it. */
 async function bundlePageScript(): Promise<string> {
@@ -73,14 +75,36 @@ interface Page {
   readonly document: Document;
   /** What the page posted to the extension. */
   readonly posted: FromGraphPage[];
-  /** The elements `scrollIntoView` was called on. */
-  readonly scrolledTo: Element[];
+  /** Every text drawn on a canvas, in order. */
+  readonly drawnTexts: string[];
   /** Exceptions inside the page (a message handler that threw), which a browser would only log. */
   readonly errors: Error[];
   /** Delivers a message from the extension the way a webview does: a `message` event on the window. */
   send(message: ToGraphPage): void;
-  /** The drawn boxes (tasks and missing tasks), by the text of their first line. */
-  boxes(): Map<string, SVGGElement>;
+  /** Resolves after the page's next animation frame has been drawn. */
+  frame(): Promise<void>;
+  /** The canvas's data attributes: what the page says it drew. */
+  drawn(): DOMStringMap;
+  press(key: string): void;
+  /** A pointer event at the middle of a box of the drawn graph (by its index in the layout the page shows). */
+  pointer(type: string, layout: { readonly boxes: readonly number[] }, n: number): void;
+}
+
+/** A 2D context that draws nothing and records the texts it is asked to draw. */
+function recordingContext(drawnTexts: string[]): CanvasRenderingContext2D {
+  const properties = new Map<PropertyKey, unknown>();
+  return new Proxy({} as CanvasRenderingContext2D, {
+    get(_, name) {
+      if (properties.has(name)) return properties.get(name);
+      if (name === 'measureText') return (text: string) => ({ width: CHARACTER_WIDTH * text.length });
+      if (name === 'fillText') return (text: string) => drawnTexts.push(text);
+      return () => undefined;
+    },
+    set(_, name, value) {
+      properties.set(name, value);
+      return true;
+    },
+  });
 }
 
 let pageScript: string;
@@ -95,30 +119,27 @@ function openPage(): Page {
   // No `resources` option: jsdom fetches nothing (no stylesheet, and no image a parsed text could name).
   const dom = new JSDOM(
     graphHtml({ cspSource: CSP_SOURCE, scriptUri: SCRIPT_URI, styleUri: `${CSP_SOURCE}/ext/dist/graph.css` }),
-    { url: `${CSP_SOURCE}/ext/index.html`, runScripts: 'dangerously', virtualConsole },
+    { url: `${CSP_SOURCE}/ext/index.html`, runScripts: 'dangerously', pretendToBeVisual: true, virtualConsole },
   );
   const window = dom.window as unknown as Window & typeof globalThis;
   openWindows.push(window);
   const { document } = window;
   const posted: FromGraphPage[] = [];
-  const scrolledTo: Element[] = [];
+  const drawnTexts: string[] = [];
   // The webview's API; a clone, because deepEqual compares prototypes and the page's objects are of its own realm.
   Object.assign(window, {
     acquireVsCodeApi: () => ({ postMessage: (message: FromGraphPage) => posted.push(structuredClone(message)) }),
-  });
-  // What a webview (Chromium) has and jsdom does not: structuredClone (dagre's layout uses it), text measuring and
-  // scrolling.
-  Object.assign(window, { structuredClone });
-  Object.defineProperty(window.SVGElement.prototype, 'getComputedTextLength', {
-    value(this: Element): number {
-      return CHARACTER_WIDTH * (this.textContent ?? '').length;
+    ResizeObserver: class {
+      observe(): void {}
     },
   });
-  Object.defineProperty(window.Element.prototype, 'scrollIntoView', {
-    value(this: Element): void {
-      scrolledTo.push(this);
-    },
+  // What a webview (Chromium) has and jsdom does not: a canvas, a laid-out view, pointer capture.
+  Object.defineProperty(window.HTMLCanvasElement.prototype, 'getContext', {
+    value: () => recordingContext(drawnTexts),
   });
+  Object.defineProperty(window.HTMLElement.prototype, 'clientWidth', { get: () => VIEW.width });
+  Object.defineProperty(window.HTMLElement.prototype, 'clientHeight', { get: () => VIEW.height });
+  Object.defineProperty(window.Element.prototype, 'setPointerCapture', { value: () => undefined });
 
   // The page's own <script src>, run with the bundle's text instead of a fetch.
   const scripts = [...document.querySelectorAll('script')];
@@ -128,27 +149,26 @@ function openPage(): Page {
   );
   window.eval(pageScript);
   assert.deepEqual(posted, [{ type: 'ready' }]);
+  const canvas = document.getElementById('graph') as HTMLCanvasElement;
 
   return {
     window,
     document,
     posted,
-    scrolledTo,
+    drawnTexts,
     errors,
     send: (message) => window.dispatchEvent(new window.MessageEvent('message', { data: message })),
-    boxes: () =>
-      new Map(
-        [...document.querySelectorAll<SVGGElement>('#graph g.task, #graph g.missing')].map((group) => [
-          group.querySelector('text')?.textContent ?? '',
-          group,
-        ]),
-      ),
+    frame: () => new Promise((resolveFrame) => window.requestAnimationFrame(() => resolveFrame())),
+    drawn: () => canvas.dataset,
+    press: (key) => document.dispatchEvent(new window.KeyboardEvent('keydown', { key, bubbles: true })),
+    pointer(type, layout, n) {
+      const { scale, x, y } = canvas.dataset;
+      const clientX = (layout.boxes[2 * n]! + BOX_WIDTH / 2) * Number(scale) + Number(x);
+      const clientY = (layout.boxes[2 * n + 1]! + BOX_HEIGHT / 2) * Number(scale) + Number(y);
+      canvas.dispatchEvent(new window.MouseEvent(type, { clientX, clientY, bubbles: true }));
+    },
   };
 }
-
-/** The lines a box shows, in order. */
-const linesOf = (group: SVGGElement | undefined): string[] =>
-  [...(group?.querySelectorAll(':scope > text') ?? [])].map((text) => text.textContent ?? '');
 
 /** Nothing any text carried became an element, an attribute handler or ran. */
 function assertNothingInterpreted(page: Page): void {
@@ -160,14 +180,8 @@ function assertNothingInterpreted(page: Page): void {
     [`<script src="${SCRIPT_URI}"></script>`],
     'no text became an element',
   );
-  const drawn = elements.filter((element) => element.closest('#graph') !== null && element.id !== 'graph');
-  assert.deepEqual(
-    drawn
-      .filter((element) => element.namespaceURI !== SVG_NAMESPACE || !SVG_ELEMENTS.has(element.localName))
-      .map((element) => element.outerHTML),
-    [],
-    'the graph holds only the SVG elements the script draws',
-  );
+  const inView = [...page.document.querySelectorAll('#view *')].map((element) => `${element.localName}#${element.id}`);
+  assert.deepEqual(inView, VIEW_ELEMENTS, 'the view holds only its canvases and tooltip');
   const handlers = elements.flatMap((element) =>
     [...element.attributes].filter(({ name }) => name.toLowerCase().startsWith('on')).map(({ name }) => name),
   );
@@ -175,6 +189,20 @@ function assertNothingInterpreted(page: Page): void {
   assert.equal((page.window as unknown as { pwned?: unknown }).pwned, undefined, 'no text ran as script');
   assert.deepEqual(page.errors, [], 'the page threw nothing');
 }
+
+/** The graph the server sends: with its layout. */
+function laidOut(graph: DagGraph): DagGraph {
+  return {
+    ...graph,
+    layout: layOutTasks(
+      graph.nodes.map(({ id }) => id),
+      graph.edges,
+    ),
+  };
+}
+
+const status = (page: Page): string => page.document.getElementById('status')!.textContent ?? '';
+const tooltip = (page: Page): string => page.document.getElementById('tooltip')!.textContent ?? '';
 
 describe('the graph webview, rendered in a DOM', () => {
   before(async () => {
@@ -184,7 +212,7 @@ describe('the graph webview, rendered in a DOM', () => {
     for (const window of openWindows.splice(0)) window.close();
   });
 
-  test('shows hostile task ids, capabilities and the dag_id as text, exactly as written', () => {
+  test('draws hostile task ids, capabilities and the dag_id as text, cut to fit, and shows them whole on hover', async () => {
     const page = openPage();
     const dagId = `${HOSTILE.img}${HOSTILE.closesText}`;
     const nodes = [
@@ -196,101 +224,144 @@ describe('the graph webview, rendered in a DOM', () => {
       node(HOSTILE.handler, undefined, 6),
     ];
     const edges = nodes.slice(1).map((to, index) => edge(nodes[index]!.id, to.id));
-    page.send({ type: 'graph', graph: graphOf(dagId, nodes, edges), stale: false });
+    const graph = laidOut(graphOf(dagId, nodes, edges));
+    page.send({ type: 'graph', graph, stale: false });
+    await page.frame();
     assertNothingInterpreted(page);
 
-    const status = page.document.getElementById('status')!.textContent ?? '';
-    assert.ok(status.startsWith(`${dagId}: 6 tasks, 5 edges`), status);
-    const boxes = page.boxes();
-    assert.deepEqual([...boxes.keys()].sort(), nodes.map(({ id }) => id).sort());
+    assert.ok(status(page).startsWith(`${dagId}: 6 tasks, 5 edges`), status(page));
+    assert.equal(page.drawn().tasks, '6');
+    // Every line of every box was drawn: the text itself, or its beginning and an ellipsis.
     for (const { id, capability } of nodes) {
-      const group = boxes.get(id);
-      const lines = capability === undefined ? [id] : [id, capability];
-      assert.deepEqual(linesOf(group), lines, `the box of ${id}`);
-      assert.equal(group?.querySelector('title')?.textContent, lines.join('\n'), `the tooltip of ${id}`);
-      assert.equal(group?.getAttribute('aria-label'), lines.join(', '), `the label of ${id}`);
+      for (const line of capability === undefined ? [id] : [id, capability]) {
+        assert.ok(
+          page.drawnTexts.some((text) => text === line || (text.endsWith('…') && line.startsWith(text.slice(0, -1)))),
+          `drawn: ${line}`,
+        );
+      }
     }
-    assert.equal(page.document.querySelectorAll('#graph path.edge.plain').length, 5);
-  });
-
-  test('a dangling edge shows the missing id as text in a "no such task" box', () => {
-    const page = openPage();
-    const missing = `${HOSTILE.svgOnload}${HOSTILE.entities}`;
-    page.send({
-      type: 'graph',
-      graph: graphOf(undefined, [node(HOSTILE.img, 'echo')], [edge(HOSTILE.img, missing, { dangling: true })]),
-      stale: true,
+    nodes.forEach(({ id, capability }, n) => {
+      page.pointer('pointermove', graph.layout!, n);
+      assert.equal(tooltip(page), capability === undefined ? id : `${id}\n${capability}`, `the tooltip of ${id}`);
     });
     assertNothingInterpreted(page);
-
-    const status = page.document.getElementById('status')!.textContent ?? '';
-    assert.match(status, /^DAG without a dag_id: 1 tasks, 1 edges · 1 to a missing task · the file is not valid JSON/);
-    const box = page.boxes().get(missing);
-    assert.equal(box?.getAttribute('class'), 'missing');
-    assert.deepEqual(linesOf(box), [missing, 'no such task']);
-    assert.equal(page.document.querySelectorAll('#graph path.edge.dangling').length, 1);
   });
 
-  test('a cycle, a self-loop among them, is drawn between boxes that show their hostile ids as text', () => {
+  test('a dangling edge shows the missing id as text in a "no such task" box', async () => {
+    const page = openPage();
+    const missing = `${HOSTILE.svgOnload}${HOSTILE.entities}`;
+    const graph = laidOut(
+      graphOf(undefined, [node(HOSTILE.img, 'echo')], [edge(HOSTILE.img, missing, { dangling: true })]),
+    );
+    page.send({ type: 'graph', graph, stale: true });
+    await page.frame();
+    assertNothingInterpreted(page);
+
+    assert.match(
+      status(page),
+      /^DAG without a dag_id: 1 tasks, 1 edges · 1 to a missing task · the file is not valid JSON/,
+    );
+    page.pointer('pointermove', graph.layout!, 1);
+    assert.equal(tooltip(page), `${missing}\nno such task`);
+  });
+
+  test('a cycle, a self-loop among them, is counted in the status line', async () => {
     const page = openPage();
     const [a, b] = [HOSTILE.closesText, HOSTILE.foreignObject];
     page.send({
       type: 'graph',
-      graph: graphOf(
-        HOSTILE.handler,
-        [node(a, HOSTILE.img), node(b, HOSTILE.svgOnload)],
-        [edge(a, b, { cycle: true }), edge(b, a, { cycle: true }), edge(b, b, { cycle: true })],
+      graph: laidOut(
+        graphOf(
+          HOSTILE.handler,
+          [node(a, HOSTILE.img), node(b, HOSTILE.svgOnload)],
+          [edge(a, b, { cycle: true }), edge(b, a, { cycle: true }), edge(b, b, { cycle: true })],
+        ),
       ),
       stale: false,
     });
+    await page.frame();
     assertNothingInterpreted(page);
-
-    assert.equal(
-      page.document.getElementById('status')!.textContent,
-      `${HOSTILE.handler}: 2 tasks, 3 edges · 3 on a cycle`,
-    );
-    const boxes = page.boxes();
-    assert.deepEqual(linesOf(boxes.get(a)), [a, HOSTILE.img]);
-    assert.deepEqual(linesOf(boxes.get(b)), [b, HOSTILE.svgOnload]);
-    assert.equal(page.document.querySelectorAll('#graph path.edge.cycle').length, 3);
+    assert.equal(status(page), `${HOSTILE.handler}: 2 tasks, 3 edges · 3 on a cycle`);
   });
 
-  test('run states and the cursor mark the right hostile-named task; its tooltip shows the state as text', () => {
+  test('run states arrive as changes, show in tooltips and the status line; the cursor marks its task', async () => {
     const page = openPage();
     const [a, b, c] = [HOSTILE.img, HOSTILE.entities, HOSTILE.closesText];
-    // What the extension posts on `ready`: the graph, every state, the cursor.
-    page.send({ type: 'graph', graph: graphOf('dag_states', [node(a, 'echo'), node(b), node(c)]), stale: false });
-    page.send({ type: 'states', states: { [a]: 'running', [b]: 'pending' } });
+    const graph = laidOut(graphOf('dag_states', [node(a, 'echo'), node(b), node(c)]));
+    page.send({ type: 'graph', graph, stale: false });
+    page.send({ type: 'states', reset: true, states: { [a]: 'running', [b]: 'pending' }, running: true });
     page.send({ type: 'cursor', taskId: b });
-    page.send({ type: 'state', taskId: a, state: 'failed' });
+    page.send({ type: 'states', reset: false, states: { [a]: 'failed', [b]: null }, running: false });
     // The type allows five states only; a string the page is given must still never be parsed.
-    page.send({ type: 'state', taskId: c, state: HOSTILE.svgOnload as TaskState });
+    page.send({ type: 'states', reset: false, states: { [c]: HOSTILE.svgOnload as TaskState }, running: false });
+    await page.frame();
     assertNothingInterpreted(page);
 
-    const boxes = page.boxes();
-    assert.equal(boxes.get(a)?.getAttribute('class'), 'task state-failed');
-    assert.equal(boxes.get(a)?.querySelector('title')?.textContent, `${a}\necho\nfailed`);
-    assert.equal(boxes.get(b)?.getAttribute('class'), 'task state-pending current');
-    assert.equal(boxes.get(b)?.querySelector('title')?.textContent, `${b}\npending`);
-    assert.equal(boxes.get(c)?.querySelector('title')?.textContent, `${c}\n${HOSTILE.svgOnload}`);
-    assert.equal(boxes.get(c)?.getAttribute('aria-label'), `${c}, ${HOSTILE.svgOnload}`);
-    assert.deepEqual(page.scrolledTo, [boxes.get(b)], 'the cursor task is scrolled into view');
+    assert.equal(page.drawn().current, b);
+    page.pointer('pointermove', graph.layout!, 0);
+    assert.equal(tooltip(page), `${a}\necho\nfailed`);
+    page.pointer('pointermove', graph.layout!, 1);
+    assert.equal(tooltip(page), b, 'a state sent as null is gone');
+    page.pointer('pointermove', graph.layout!, 2);
+    assert.equal(tooltip(page), `${c}\n${HOSTILE.svgOnload}`);
+    assert.match(status(page), / · last run: 2\/2 finished$/);
   });
 
-  test('clicking or pressing Enter on a task asks to reveal it by its exact id', () => {
+  test('clicking a task asks to reveal it by its exact id and moves the highlight at once', async () => {
     const page = openPage();
     const ids = [HOSTILE.svgOnload, HOSTILE.handler];
-    const nodes = ids.map((id) => node(id));
-    page.send({ type: 'graph', graph: graphOf('dag_reveal', nodes), stale: false });
-    assertNothingInterpreted(page);
+    const graph = laidOut(
+      graphOf(
+        'dag_reveal',
+        ids.map((id) => node(id)),
+      ),
+    );
+    page.send({ type: 'graph', graph, stale: false });
+    page.send({ type: 'cursor', taskId: ids[0] });
+    await page.frame();
 
-    const boxes = page.boxes();
-    boxes.get(ids[0]!)?.dispatchEvent(new page.window.MouseEvent('click', { bubbles: true }));
-    boxes.get(ids[1]!)?.dispatchEvent(new page.window.KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
-    assert.deepEqual(page.posted, [
-      { type: 'ready' },
-      { type: 'reveal', taskId: ids[0] },
-      { type: 'reveal', taskId: ids[1] },
-    ]);
+    page.pointer('pointerdown', graph.layout!, 1);
+    page.pointer('pointerup', graph.layout!, 1);
+    await page.frame();
+    assert.equal(page.drawn().current, ids[1]);
+    assert.deepEqual(page.posted, [{ type: 'ready' }, { type: 'reveal', taskId: ids[1] }]);
+    assertNothingInterpreted(page);
+  });
+
+  test('keys zoom and fit; focus shows the tasks n levels around the cursor', async () => {
+    const page = openPage();
+    // A chain task_0 → task_1 → ... → task_9.
+    const ids = Array.from({ length: 10 }, (_, n) => `task_${n}`);
+    const graph = laidOut(
+      graphOf(
+        'dag_chain',
+        ids.map((id) => node(id)),
+        ids.slice(1).map((id, n) => edge(ids[n]!, id)),
+      ),
+    );
+    page.send({ type: 'graph', graph, stale: false });
+    await page.frame();
+    const fitted = Number(page.drawn().scale);
+    page.press('+');
+    await page.frame();
+    assert.ok(Number(page.drawn().scale) > fitted, 'zoomed in');
+    page.press('0');
+    await page.frame();
+    assert.equal(Number(page.drawn().scale), fitted, 'fitted again');
+
+    page.send({ type: 'cursor', taskId: 'task_5' });
+    page.press('f');
+    await page.frame();
+    assert.equal(page.drawn().focus, 'task_5');
+    assert.equal(page.drawn().tasks, '5', 'task_3 to task_7: two levels up and down');
+    page.press('[');
+    await page.frame();
+    assert.equal(page.drawn().tasks, '3');
+    assert.match(status(page), /focus: task_5, 1 level up and down \(3 tasks\)/);
+    page.press('f');
+    await page.frame();
+    assert.equal(page.drawn().focus, '');
+    assert.equal(page.drawn().tasks, '10');
+    assertNothingInterpreted(page);
   });
 });

@@ -1,13 +1,14 @@
 // The request `acmp/graph`: a DAG's tasks and edges from the analysis, for graph views in any editor.
 import { ErrorCodes, ResponseError } from 'vscode-languageserver';
 import { dagIndex } from '../dag/dagIndex';
+import { layOutTasks } from '../dag/layout';
 import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../protocol/run';
 import { type Feature, analysisOf } from './feature';
 
 export const graphFeature: Feature = {
   capabilities: {},
   register(context) {
-    context.connection.onRequest(GRAPH_REQUEST, ({ uri }: GraphParams): DagGraph | ResponseError => {
+    context.connection.onRequest(GRAPH_REQUEST, ({ uri, layout }: GraphParams): DagGraph | ResponseError => {
       const open = analysisOf(context, uri);
       if (open === undefined) return new ResponseError(ErrorCodes.InvalidParams, `The document ${uri} is not open.`);
       const { document, analysis } = open;
@@ -31,6 +32,12 @@ export const graphFeature: Feature = {
         dagId: model.dagId,
         nodes,
         edges,
+        ...(layout === true && {
+          layout: layOutTasks(
+            nodes.map(({ id }) => id),
+            edges,
+          ),
+        }),
       };
     });
   },

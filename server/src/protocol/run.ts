@@ -1,5 +1,6 @@
 // The LSP run protocol, declared once for the server, the VS Code client and any other LSP client
 // (server/README.md documents it): commands through `workspace/executeCommand`, progress as notifications.
+import type { GraphLayout } from '../dag/layout';
 import type { TaskOutput } from '../run/protocol';
 import type { FailurePolicy, RunEvent, RunReport } from '../run/types';
 
@@ -63,6 +64,17 @@ export const GRAPH_REQUEST = 'acmp/graph';
 
 export interface GraphParams {
   readonly uri: string;
+  /** Also lay the graph out (`DagGraph.layout`): the server does it, off the view's UI thread. */
+  readonly layout?: boolean;
+}
+
+/**
+ * A layered layout of a DagGraph (server/src/dag/layout.ts): boxes of BOX_WIDTH × BOX_HEIGHT, first one for each of
+ * `nodes`, then one for each of `missing`; one route for each of `edges`.
+ */
+export interface DagGraphLayout extends GraphLayout {
+  /** The ids that edges name but no task declares, each drawn as a box of its own, in order of first mention. */
+  readonly missing: readonly string[];
 }
 
 export interface DagGraph {
@@ -84,6 +96,8 @@ export interface DagGraph {
     readonly dangling: boolean;
     readonly streamEligible: boolean;
   }[];
+  /** Present when asked for (`GraphParams.layout`). */
+  readonly layout?: DagGraphLayout;
 }
 
 export type { RunReport };

@@ -1,8 +1,13 @@
 // The graph view in a real VS Code: `acmp.showGraph` opens one webview panel beside the DAG, markup in its ids
-// included. The document is untitled: no fixture changes.
+// included; with the code-server runner, which sees into the webview, a 10,000-task graph is zoomed, fitted and
+// focused through its page, and a DAG run earlier shows that run's states. Documents are untitled: no fixture changes.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import type { AcmpApi } from '../../../client/src/extension';
 import { diamondWith } from '../../support/diamond';
+import { marketDag } from '../../support/marketDag';
+import type { DrawnView, GraphFigures } from '../graphBench';
+import { browserDriven, graphProbe } from './screenshots';
 
 /** VS Code reports an extension's webview type with this prefix on the tab's input. */
 const isGraphTab = (tab: vscode.Tab): boolean =>
@@ -49,5 +54,99 @@ suite('ACMP DAG graph view in VS Code', () => {
     // Asked again, the command shows the same panel rather than a second one.
     await vscode.commands.executeCommand('acmp.showGraph', document.uri);
     assert.equal(graphTabs().length, 1);
+  });
+
+  /** Opens a market DAG of `size` tasks and its graph; answers the text and its editor. */
+  async function showMarketGraph(size: number): Promise<{ text: string; editor: vscode.TextEditor }> {
+    const text = JSON.stringify(marketDag(size, { backEdges: 0 }), null, 2);
+    const document = await vscode.workspace.openTextDocument({ language: 'acmp-dag', content: text });
+    const editor = await vscode.window.showTextDocument(document);
+    await vscode.commands.executeCommand('acmp.showGraph', document.uri);
+    return { text, editor };
+  }
+
+  const views = (found: readonly (DrawnView | GraphFigures)[]): DrawnView[] =>
+    found.filter((item): item is DrawnView => 'scale' in item);
+
+  test('300 tasks: the whole graph, then zoomed in where labels show (screenshots)', async function () {
+    if (!browserDriven()) this.skip();
+    await showMarketGraph(300);
+    const [fitted, zoomed] = views(
+      await graphProbe('graph-300', [
+        { tasks: 300 },
+        { read: true },
+        { screenshot: 'graph-300' },
+        ...Array.from({ length: 10 }, () => ({ press: '+' })),
+        { read: true },
+        { screenshot: 'graph-300-zoomed' },
+      ]),
+    );
+    assert.match(fitted!.status, /: 300 tasks, \d+ edges/);
+    assert.ok(zoomed!.scale > fitted!.scale * 5, `zoomed in: ${fitted!.scale} → ${zoomed!.scale}`);
+  });
+
+  test('10,000 tasks: the graph opens, zoom, fit and focus work through its page', async function () {
+    if (!browserDriven()) this.skip();
+    this.timeout(180_000);
+    const { text, editor } = await showMarketGraph(10_000);
+    const [fitted, zoomedIn, zoomedOut, refitted] = views(
+      await graphProbe('graph-10k', [
+        { tasks: 10_000 },
+        { read: true },
+        { screenshot: 'graph-10k' },
+        { press: '+' },
+        { press: '+' },
+        { read: true },
+        { press: '-' },
+        { press: '-' },
+        { press: '-' },
+        { read: true },
+        { press: '0' },
+        { read: true },
+      ]),
+    );
+    assert.match(fitted!.status, /: 10000 tasks, \d+ edges/);
+    assert.ok(zoomedIn!.scale > fitted!.scale, `+ zooms in: ${fitted!.scale} → ${zoomedIn!.scale}`);
+    assert.ok(zoomedOut!.scale < zoomedIn!.scale, `- zooms out: ${zoomedIn!.scale} → ${zoomedOut!.scale}`);
+    // The view's height may have changed meanwhile (the status line wraps): the graph's width sets this fit.
+    assert.deepEqual([refitted!.scale, refitted!.x], [fitted!.scale, fitted!.x], '0 fits the graph as first shown');
+
+    // The cursor in task_5000's object highlights it; F shows its neighbourhood, ] one level more, F all again.
+    const position = editor.document.positionAt(text.indexOf('"task_5000"'));
+    editor.selection = new vscode.Selection(position, position);
+    editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    const found = await graphProbe('graph-10k-focus', [
+      { current: 'task_5000' },
+      { press: 'f' },
+      { read: true },
+      { press: ']' },
+      { read: true },
+      { screenshot: 'graph-10k-focus' },
+      { press: 'f' },
+      { read: true },
+      { measure: true },
+    ]);
+    const [focused, wider, whole] = views(found);
+    assert.equal(focused!.focus, 'task_5000');
+    assert.ok(focused!.tasks > 1 && focused!.tasks < 200, `a neighbourhood: ${focused!.tasks} tasks`);
+    assert.match(focused!.status, /focus: task_5000, 2 levels up and down/);
+    assert.ok(wider!.tasks > focused!.tasks, `] shows more: ${focused!.tasks} → ${wider!.tasks}`);
+    assert.equal(whole!.focus, '');
+    assert.equal(whole!.tasks, 10_000);
+    // Timing belongs to the bench: the figures are printed, not asserted.
+    console.log(`graph of 10,000 tasks in VS Code: ${JSON.stringify(found.find((item) => 'firstDrawnMs' in item))}`);
+  });
+
+  test('the graph of a DAG run earlier shows the states of that run', async function () {
+    if (!browserDriven()) this.skip();
+    const api = vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!.exports;
+    const run = api.runs().find((candidate) => candidate.status !== 'running');
+    if (run === undefined) this.skip();
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(run.uri));
+    await vscode.window.showTextDocument(document);
+    await vscode.commands.executeCommand('acmp.showGraph', document.uri);
+    const [shown] = views(await graphProbe('graph-last-run', [{ tasks: run.tasks.length }, { read: true }]));
+    const finished = run.tasks.filter((task) => task.state !== 'pending' && task.state !== 'running').length;
+    assert.match(shown!.status, new RegExp(`last run: ${finished}/${run.tasks.length} finished`));
   });
 });

@@ -1,0 +1,170 @@
+// The graph view's page seen from the browser. For a UI bench: given a page (VS Code's window, or any page) where a
+// graph view has drawn a graph, how long it took to draw it and the longest frame while panning and zooming it with
+// real input (playwright's mouse). For the e2e suite: keys pressed on the page and what it then drew. The page says
+// what it drew through its canvas's data attributes (client/webview/graph.ts).
+import type { Frame, Page } from 'playwright-core';
+
+export interface GraphFigures {
+  /** Tasks in the drawn graph. */
+  readonly tasks: number;
+  /** From `since` (epoch ms; by default the webview page's start) to the graph's first drawn frame. */
+  readonly firstDrawnMs: number;
+  /** The longest time between two frames while dragging the graph, and while wheel-zooming it. */
+  readonly longestPanFrameMs: number;
+  readonly longestZoomFrameMs: number;
+  /** The frames drawn during each, and how many of them took over 50 ms. */
+  readonly panFrames: number;
+  readonly zoomFrames: number;
+  readonly panFramesOver50Ms: number;
+  readonly zoomFramesOver50Ms: number;
+}
+
+/** The frame whose document holds the graph view's canvas, once it has drawn a graph. */
+export async function graphFrame(page: Page, timeoutMs = 60_000): Promise<Frame> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    for (const frame of page.frames()) {
+      const drawn = await frame
+        .locator('canvas#graph[data-drawn-at]')
+        .count()
+        .catch(() => 0);
+      if (drawn > 0) return frame;
+    }
+    if (Date.now() > deadline) throw new Error(`no graph view drew a graph within ${timeoutMs} ms`);
+    await page.waitForTimeout(100);
+  }
+}
+
+/** Starts recording the gaps between animation frames in the frame; the returned function stops and reads them. */
+async function recordFrames(frame: Frame): Promise<() => Promise<{ longest: number; frames: number; over50: number }>> {
+  await frame.evaluate(`(() => {
+    const record = { last: performance.now(), longest: 0, frames: 0, over50: 0, on: true };
+    globalThis.acmpFrameRecord = record;
+    const tick = (now) => {
+      if (!record.on) return;
+      record.longest = Math.max(record.longest, now - record.last);
+      if (now - record.last > 50) record.over50++;
+      record.last = now;
+      record.frames++;
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  })()`);
+  return () =>
+    frame.evaluate(`(() => {
+      const record = globalThis.acmpFrameRecord;
+      record.on = false;
+      return { longest: Math.round(record.longest * 10) / 10, frames: record.frames, over50: record.over50 };
+    })()`);
+}
+
+export async function measureGraph(page: Page, since?: number): Promise<GraphFigures> {
+  const frame = await graphFrame(page);
+  const canvas = frame.locator('canvas#graph');
+  const data = await frame.evaluate<{ tasks: number; drawnAt: number; pageStart: number }>(`(() => {
+    const { dataset } = document.getElementById('graph');
+    return { tasks: Number(dataset.tasks), drawnAt: Number(dataset.drawnAt), pageStart: performance.timeOrigin };
+  })()`);
+  const box = await canvas.boundingBox();
+  if (box === null) throw new Error('the graph canvas is not visible');
+  const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+
+  // Zoomed in to where labels show (the costliest level to draw), then dragged around.
+  await page.mouse.move(x, y);
+  for (let step = 0; step < 12; step++) await page.mouse.wheel(0, -120);
+  let stop = await recordFrames(frame);
+  await page.mouse.down();
+  for (let step = 0; step < 60; step++) {
+    const angle = (step / 60) * 2 * Math.PI;
+    await page.mouse.move(x + 150 * Math.sin(angle), y + 100 * Math.sin(2 * angle), { steps: 2 });
+  }
+  await page.mouse.up();
+  const pan = await stop();
+
+  stop = await recordFrames(frame);
+  for (let step = 0; step < 40; step++) await page.mouse.wheel(0, step < 20 ? 120 : -120);
+  const zoom = await stop();
+
+  return {
+    tasks: data.tasks,
+    firstDrawnMs: Math.round(data.drawnAt - (since ?? data.pageStart)),
+    longestPanFrameMs: pan.longest,
+    longestZoomFrameMs: zoom.longest,
+    panFrames: pan.frames,
+    zoomFrames: zoom.frames,
+    panFramesOver50Ms: pan.over50,
+    zoomFramesOver50Ms: zoom.over50,
+  };
+}
+
+/** One step of a probe of the graph page, as the e2e suite asks for it (suite/screenshots.ts). */
+export type ProbeStep =
+  /** Waits until the page shows a graph of this many tasks. */
+  | { readonly tasks: number }
+  /** Waits until the page highlights this task. */
+  | { readonly current: string }
+  /** Presses a key on the graph's canvas and waits for the next frame. */
+  | { readonly press: string }
+  /** Reads what the page drew (its canvas's data attributes and the status line). */
+  | { readonly read: true }
+  | { readonly screenshot: string }
+  | { readonly measure: true };
+
+/** What a `read` step answers. */
+export interface DrawnView {
+  readonly tasks: number;
+  readonly scale: number;
+  readonly x: number;
+  readonly y: number;
+  readonly current: string;
+  readonly focus: string;
+  readonly status: string;
+}
+
+/** Runs the steps on the graph page of a VS Code window; answers what the `read` and `measure` steps found. */
+export async function probeGraph(
+  page: Page,
+  steps: readonly ProbeStep[],
+  screenshotPath: (name: string) => string,
+): Promise<(DrawnView | GraphFigures)[]> {
+  const found: (DrawnView | GraphFigures)[] = [];
+  const frame = await graphFrame(page);
+  const canvas = frame.locator('canvas#graph');
+  const nextFrame = (): Promise<unknown> =>
+    frame.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+  for (const step of steps) {
+    if ('tasks' in step) {
+      await frame.waitForSelector(`canvas#graph[data-tasks="${step.tasks}"]`, { timeout: 60_000 });
+    } else if ('current' in step) {
+      // Polled: a string predicate (waitForFunction) is an eval, which the page's Content-Security-Policy refuses.
+      const deadline = Date.now() + 20_000;
+      while ((await frame.evaluate("document.getElementById('graph').dataset.current")) !== step.current) {
+        if (Date.now() > deadline) throw new Error(`the graph did not highlight ${step.current} within 20 s`);
+        await page.waitForTimeout(50);
+      }
+    } else if ('press' in step) {
+      await canvas.press(step.press);
+      await nextFrame();
+    } else if ('read' in step) {
+      found.push(
+        await frame.evaluate<DrawnView>(`(() => {
+          const { dataset } = document.getElementById('graph');
+          return {
+            tasks: Number(dataset.tasks),
+            scale: Number(dataset.scale),
+            x: Number(dataset.x),
+            y: Number(dataset.y),
+            current: dataset.current ?? '',
+            focus: dataset.focus ?? '',
+            status: document.getElementById('status').textContent ?? '',
+          };
+        })()`),
+      );
+    } else if ('screenshot' in step) {
+      await page.screenshot({ path: screenshotPath(step.screenshot) });
+    } else {
+      found.push(await measureGraph(page));
+    }
+  }
+  return found;
+}
