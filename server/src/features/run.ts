@@ -80,12 +80,18 @@ async function analysisFor(context: FeatureContext, uri: string) {
   return { document: TextDocument.create(uri, 'acmp-dag', 0, text), analysis: analyzeDag(text, { limits }) };
 }
 
+/** A batch goes out once its first event is this old, even if the turn of the event loop goes on. */
+const MAX_BATCH_AGE_MS = 50;
+
 /**
- * Gathers a run's events into batches: the events of one turn of the event loop go out together after it, the last
- * event (run-finished) at once with those before it, so the command's answer still comes after every event.
+ * Gathers a run's events into batches: the events of one turn of the event loop go out together after it, or
+ * sooner once the batch is MAX_BATCH_AGE_MS old (an in-process provider can run a whole DAG in one turn); the first
+ * event (run-started) and the last (run-finished) go out at once, so a client shows the run as it starts, and the
+ * command's answer still comes after every event.
  */
 function batchSender(sendBatch: (events: RunEvent[]) => void): (event: RunEvent) => void {
   let batch: RunEvent[] = [];
+  let batchStarted = 0;
   const flush = (): void => {
     if (batch.length === 0) return;
     const events = batch;
@@ -94,8 +100,12 @@ function batchSender(sendBatch: (events: RunEvent[]) => void): (event: RunEvent)
   };
   return (event) => {
     batch.push(event);
-    if (event.type === 'run-finished') flush();
-    else if (batch.length === 1) setImmediate(flush);
+    if (batch.length === 1) {
+      batchStarted = performance.now();
+      setImmediate(flush);
+    }
+    const atOnce = event.type === 'run-finished' || event.type === 'run-started';
+    if (atOnce || performance.now() - batchStarted >= MAX_BATCH_AGE_MS) flush();
   };
 }
 
