@@ -50,7 +50,23 @@ interface PageProbe {
 }
 
 /** Runs in the page (serialized by playwright): nothing from outside this function is in scope there. */
-function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): void {
+async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): Promise<void> {
+  // What came before the run (opening a large DAG: tokenizing, laying out) is not the run's: the probe starts once
+  // the window has drawn every frame in time for a while (or after SETTLE_LIMIT_MS, whatever it is doing).
+  const SETTLED_MS = 1_000;
+  const SETTLE_LIMIT_MS = 30_000;
+  await new Promise<void>((settled) => {
+    const begun = performance.now();
+    let quietSince = begun;
+    let previous = begun;
+    const wait = (now: number): void => {
+      if (now - previous > 50) quietSince = now;
+      previous = now;
+      if (now - quietSince >= SETTLED_MS || now - begun >= SETTLE_LIMIT_MS) settled();
+      else requestAnimationFrame(wait);
+    };
+    requestAnimationFrame(wait);
+  });
   /** The inline state after a task's declaration (client/src/presentation.ts, taskSummary). */
   const TASK_STATE = /^"[○◔✓✗⊘] (pending|running|completed|failed|cancelled)/;
   const visible = (element: Element): boolean => (element as HTMLElement).offsetParent !== null;
