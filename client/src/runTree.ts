@@ -1,4 +1,5 @@
-// The tree view "ACMP Runs": one node per run, its tasks as children, refreshed on every change of the runs.
+// The tree view "ACMP Runs": one node per run, its tasks as children. A change of the runs redraws only the tasks
+// that changed (the model coalesces them, runs.ts); the whole tree only when runs start, end or are cleared.
 import {
   type Disposable,
   EventEmitter,
@@ -9,16 +10,20 @@ import {
   window,
 } from 'vscode';
 import { preview, runDescription, stateIcon, taskDescription } from './presentation';
-import type { RunSnapshot, RunsModel, TaskSnapshot } from './runs';
+import type { RunSnapshot, RunsChange, RunsModel, TaskSnapshot } from './runs';
 
 export const RUNS_VIEW = 'acmpRuns';
+/** More tasks changed at once than this redraw their run instead (see RunTreeProvider.refresh). */
+const MAX_TASKS_REDRAWN = 100;
 
+/** `run` is the run as it was when the tree last listed the runs; its item shows the run as it is now. */
 export interface RunNode {
   readonly kind: 'run';
   readonly run: RunSnapshot;
   readonly newest: boolean;
 }
 
+/** `task` is the task as it was when the tree listed the run's tasks; its item shows the task as it is now. */
 export interface TaskNode {
   readonly kind: 'task';
   readonly runId: string;
@@ -75,32 +80,65 @@ function taskItem({ runId, task }: TaskNode): TreeItem {
 }
 
 class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
-  private readonly changed = new EventEmitter<void>();
+  private readonly changed = new EventEmitter<RunTreeNode[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
+  /**
+   * The nodes the tree was last given, by run id: VS Code knows a node by its object, so redrawing one task means
+   * firing the very object the tree has.
+   */
+  private runNodes = new Map<string, RunNode>();
+  private readonly taskNodes = new Map<string, Map<string, TaskNode>>();
 
   constructor(private readonly runs: RunsModel) {}
 
-  refresh(): void {
-    this.changed.fire();
+  /**
+   * Redraws what changed: the whole tree when runs came, went or ended; else the tasks that changed, or their run
+   * (with all its tasks) when many did: VS Code's work for a list of nodes grows with the square of its length.
+   */
+  refresh(change: RunsChange): void {
+    if (change.listChanged) {
+      this.changed.fire(undefined);
+      return;
+    }
+    const changed: RunTreeNode[] = [];
+    for (const [runId, taskIds] of change.tasks) {
+      const nodes = this.taskNodes.get(runId);
+      const runNode = this.runNodes.get(runId);
+      if (nodes === undefined || runNode === undefined) continue;
+      if (taskIds.size > MAX_TASKS_REDRAWN) {
+        changed.push(runNode);
+        continue;
+      }
+      for (const taskId of taskIds) {
+        const node = nodes.get(taskId);
+        if (node !== undefined) changed.push(node);
+      }
+    }
+    if (changed.length > 0) this.changed.fire(changed);
   }
 
   getChildren(node?: RunTreeNode): RunTreeNode[] {
     if (node === undefined) {
-      return this.runs.runs.map((run, index): RunNode => ({ kind: 'run', run, newest: index === 0 }));
+      const runs = this.runs.runs.map((run, index): RunNode => ({ kind: 'run', run, newest: index === 0 }));
+      this.runNodes = new Map(runs.map((runNode) => [runNode.run.runId, runNode]));
+      for (const runId of this.taskNodes.keys()) if (!this.runNodes.has(runId)) this.taskNodes.delete(runId);
+      return runs;
     }
     if (node.kind === 'task') return [];
     const run = this.runs.get(node.run.runId);
-    return run?.tasks.map((task): TaskNode => ({ kind: 'task', runId: run.runId, task })) ?? [];
+    if (run === undefined) return [];
+    const tasks = run.tasks.map((task): TaskNode => ({ kind: 'task', runId: run.runId, task }));
+    this.taskNodes.set(run.runId, new Map(tasks.map((taskNode) => [taskNode.task.taskId, taskNode])));
+    return tasks;
   }
 
   getTreeItem(node: RunTreeNode): TreeItem {
-    return node.kind === 'run' ? runItem(node) : taskItem(node);
+    if (node.kind === 'run') return runItem({ ...node, run: this.runs.get(node.run.runId) ?? node.run });
+    return taskItem({ ...node, task: this.runs.task(node.runId, node.task.taskId) ?? node.task });
   }
 
   getParent(node: RunTreeNode): RunTreeNode | undefined {
-    if (node.kind === 'run') return undefined;
-    const run = this.runs.get(node.runId);
-    return run === undefined ? undefined : { kind: 'run', run, newest: this.runs.runs[0]?.runId === run.runId };
+    return node.kind === 'run' ? undefined : this.runNodes.get(node.runId);
   }
 
   dispose(): void {
@@ -113,8 +151,8 @@ export function createRunTree(runs: RunsModel): Disposable[] {
   const provider = new RunTreeProvider(runs);
   const view = window.createTreeView(RUNS_VIEW, { treeDataProvider: provider, showCollapseAll: true });
   let revealedRunId: string | undefined;
-  const following = runs.onDidChange(() => {
-    provider.refresh();
+  const following = runs.onDidChange((change) => {
+    provider.refresh(change);
     const newest = runs.activeRuns()[0];
     if (newest === undefined || newest.runId === revealedRunId) return;
     revealedRunId = newest.runId;

@@ -47,6 +47,23 @@ export interface RunProgress {
   readonly totalTasks: number;
 }
 
+/**
+ * What one change event says changed. Run events come by the thousand a second: the model applies each at once but
+ * tells its listeners at most every CHANGE_INTERVAL_MS, with everything that changed meanwhile, so a view does work
+ * per change event rather than per run event (and at once when a run starts or ends).
+ */
+export interface RunsChange {
+  /** Runs were added, dropped or cleared, or a run ended: a view of the runs draws them all anew. */
+  readonly listChanged: boolean;
+  /** Every run that changed in any way. */
+  readonly runIds: ReadonlySet<string>;
+  /** The tasks whose state, provider or cost changed, by run id (a run that ended may have more: see listChanged). */
+  readonly tasks: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/** The longest a change waits before the model tells its listeners: about what a person sees as immediate. */
+export const CHANGE_INTERVAL_MS = 100;
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type TaskRecord = Mutable<TaskSnapshot>;
 type RunRecord = Omit<Mutable<RunSnapshot>, 'tasks'> & { readonly tasks: Map<string, TaskRecord> };
@@ -63,16 +80,34 @@ const toRecord = (run: RunSnapshot): RunRecord => ({
 });
 
 /** A copy of a run as it is now: later events do not change it. */
-const snapshotOf = (run: RunRecord): RunSnapshot => ({
+const copyOf = (run: RunRecord): RunSnapshot => ({
   ...run,
   tasks: [...run.tasks.values()].map((task) => ({ ...task })),
 });
 
+/** The change being gathered until the model tells its listeners. */
+class PendingChange implements RunsChange {
+  listChanged = false;
+  readonly runIds = new Set<string>();
+  readonly tasks = new Map<string, Set<string>>();
+
+  task(runId: string, taskId: string): void {
+    this.runIds.add(runId);
+    let tasks = this.tasks.get(runId);
+    if (tasks === undefined) this.tasks.set(runId, (tasks = new Set()));
+    tasks.add(taskId);
+  }
+}
+
 export class RunsModel implements Disposable {
-  private readonly changed = new EventEmitter<void>();
-  /** Fires after every change of any run. */
+  private readonly changed = new EventEmitter<RunsChange>();
+  /** Fires with what changed since it last fired: at once when runs start, end or are cleared, else coalesced. */
   readonly onDidChange = this.changed.event;
+  private pending = new PendingChange();
+  private pendingTimer: ReturnType<typeof setTimeout> | undefined;
   private records: RunRecord[];
+  /** Each run's copy, made when asked for and kept until the run changes: views ask far more often than runs change. */
+  private readonly snapshots = new WeakMap<RunRecord, RunSnapshot>();
   /** The capability of each task, given by the client before a run starts (run events do not carry them). */
   private readonly capabilities = new Map<string, ReadonlyMap<string, string>>();
 
@@ -82,7 +117,13 @@ export class RunsModel implements Disposable {
 
   /** Newest first. */
   get runs(): readonly RunSnapshot[] {
-    return this.records.map(snapshotOf);
+    return this.records.map((run) => this.snapshotOf(run));
+  }
+
+  /** One task of a run as it is now, without a copy of the others. */
+  task(runId: string, taskId: string): TaskSnapshot | undefined {
+    const task = this.records.find((run) => run.runId === runId)?.tasks.get(taskId);
+    return task === undefined ? undefined : { ...task };
   }
 
   get(runId: string): RunSnapshot | undefined {
@@ -108,7 +149,13 @@ export class RunsModel implements Disposable {
 
   private snapshot(matches: (run: RunRecord) => boolean): RunSnapshot | undefined {
     const record = this.records.find(matches);
-    return record === undefined ? undefined : snapshotOf(record);
+    return record === undefined ? undefined : this.snapshotOf(record);
+  }
+
+  private snapshotOf(run: RunRecord): RunSnapshot {
+    let snapshot = this.snapshots.get(run);
+    if (snapshot === undefined) this.snapshots.set(run, (snapshot = copyOf(run)));
+    return snapshot;
   }
 
   /** Tells the model the capability of each task of a run about to start. */
@@ -133,7 +180,7 @@ export class RunsModel implements Disposable {
     }
     run.finishedTasks = run.tasks.size;
     this.persist();
-    this.changed.fire();
+    this.changedNow(run);
   }
 
   apply(uri: string, event: RunEvent): void {
@@ -155,13 +202,16 @@ export class RunsModel implements Disposable {
         finishedTasks: 0,
       });
       this.records = this.records.filter((run, index) => index < MAX_RUNS || run.status === 'running');
+      this.changedNow(this.records[0]!);
     } else if (event.type === 'run-finished') {
       this.finish(event.report);
-      return;
     } else if (event.type === 'task-state' || event.type === 'cost') {
       const run = this.records.find((record) => record.runId === event.run_id);
       const task = run?.tasks.get(event.task_id);
       if (run === undefined || task === undefined) return;
+      this.snapshots.delete(run);
+      this.pending.task(run.runId, task.taskId);
+      this.pendingTimer ??= setTimeout(() => this.tell(), CHANGE_INTERVAL_MS);
       if (event.type === 'cost') {
         task.costCu = event.cost_cu;
         task.tokensUsed = event.tokens_used;
@@ -175,11 +225,8 @@ export class RunsModel implements Disposable {
         if (event.state === 'running') task.startedAt ??= event.at;
         else if (event.state !== 'pending') task.finishedAt = event.at;
       }
-    } else {
-      // Chunks and heartbeats change no state the extension shows.
-      return;
     }
-    this.changed.fire();
+    // Chunks and heartbeats change no state the extension shows.
   }
 
   /** Takes a run's report as the final word on it (from `run-finished` or the answer to the run command). */
@@ -207,24 +254,46 @@ export class RunsModel implements Disposable {
         proof: task.proof,
       });
     }
+    this.changedNow(run);
     this.persist();
-    this.changed.fire();
   }
 
   /** Forgets every finished run. */
   clear(): void {
+    const cleared = this.records.filter((run) => run.status !== 'running');
+    if (cleared.length === 0) return;
     this.records = this.records.filter((run) => run.status === 'running');
     this.persist();
-    this.changed.fire();
+    for (const run of cleared) this.pending.runIds.add(run.runId);
+    this.pending.listChanged = true;
+    this.tell();
+  }
+
+  /** `run` was added or ended: listeners hear of it, and of everything pending, at once. */
+  private changedNow(run: RunRecord): void {
+    this.snapshots.delete(run);
+    this.pending.runIds.add(run.runId);
+    this.pending.listChanged = true;
+    this.tell();
+  }
+
+  /** Tells the listeners what changed since they last heard. */
+  private tell(): void {
+    clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
+    const change = this.pending;
+    this.pending = new PendingChange();
+    this.changed.fire(change);
   }
 
   private persist(): void {
     // Only finished runs: a running one ends with the window's language server.
-    const finished = this.records.filter((run) => run.status !== 'running').map(snapshotOf);
+    const finished = this.records.filter((run) => run.status !== 'running').map((run) => this.snapshotOf(run));
     void this.storage.update(STORAGE_KEY, storedRuns(finished));
   }
 
   dispose(): void {
+    clearTimeout(this.pendingTimer);
     this.changed.dispose();
   }
 }
