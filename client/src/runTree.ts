@@ -13,8 +13,9 @@ import { preview, runDescription, stateIcon, taskDescription } from './presentat
 import type { RunSnapshot, RunsChange, RunsModel, TaskSnapshot } from './runs';
 
 export const RUNS_VIEW = 'acmpRuns';
-/** More tasks changed at once than this redraw their run instead (see RunTreeProvider.refresh). */
-const MAX_TASKS_REDRAWN = 100;
+/** More tasks changed at once than this redraw their run instead, at most every RUN_REDRAW_MS (RunTreeProvider.refresh). */
+const MAX_TASKS_REDRAWN = 500;
+const RUN_REDRAW_MS = 1_000;
 
 /** `run` is the run as it was when the tree last listed the runs; its item shows the run as it is now. */
 export interface RunNode {
@@ -91,22 +92,35 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
 
   constructor(private readonly runs: RunsModel) {}
 
+  /** Runs with too many changed tasks to redraw one by one: redrawn whole (every task), at most every RUN_REDRAW_MS. */
+  private readonly runsToRedraw = new Set<string>();
+  private runRedraw: ReturnType<typeof setTimeout> | undefined;
+
   /**
-   * Redraws what changed: the whole tree when runs came, went or ended; else the tasks that changed, or their run
-   * (with all its tasks) when many did: VS Code's work for a list of nodes grows with the square of its length.
+   * Redraws what changed: the whole tree at once when runs came or went; a run that ended at once, with its tasks;
+   * else the tasks that changed, or, when many did, their run later: VS Code's work for a list of changed nodes grows
+   * with the square of its length, and a run's redraw with its number of tasks.
    */
   refresh(change: RunsChange): void {
     if (change.listChanged) {
+      clearTimeout(this.runRedraw);
+      this.runRedraw = undefined;
+      this.runsToRedraw.clear();
       this.changed.fire(undefined);
       return;
     }
     const changed: RunTreeNode[] = [];
-    for (const [runId, taskIds] of change.tasks) {
-      const nodes = this.taskNodes.get(runId);
+    for (const runId of change.ended) {
       const runNode = this.runNodes.get(runId);
-      if (nodes === undefined || runNode === undefined) continue;
-      if (taskIds.size > MAX_TASKS_REDRAWN) {
-        changed.push(runNode);
+      if (runNode !== undefined) changed.push(runNode);
+      this.runsToRedraw.delete(runId);
+    }
+    for (const [runId, taskIds] of change.tasks) {
+      if (change.ended.has(runId)) continue;
+      const nodes = this.taskNodes.get(runId);
+      if (nodes === undefined) continue;
+      if (taskIds.size > MAX_TASKS_REDRAWN || this.runsToRedraw.has(runId)) {
+        this.runsToRedraw.add(runId);
         continue;
       }
       for (const taskId of taskIds) {
@@ -115,6 +129,14 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
       }
     }
     if (changed.length > 0) this.changed.fire(changed);
+    if (this.runsToRedraw.size > 0) this.runRedraw ??= setTimeout(() => this.redrawRuns(), RUN_REDRAW_MS);
+  }
+
+  private redrawRuns(): void {
+    this.runRedraw = undefined;
+    const nodes = [...this.runsToRedraw].flatMap((runId) => this.runNodes.get(runId) ?? []);
+    this.runsToRedraw.clear();
+    if (nodes.length > 0) this.changed.fire(nodes);
   }
 
   getChildren(node?: RunTreeNode): RunTreeNode[] {
@@ -142,6 +164,7 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
   }
 
   dispose(): void {
+    clearTimeout(this.runRedraw);
     this.changed.dispose();
   }
 }

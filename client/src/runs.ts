@@ -53,11 +53,13 @@ export interface RunProgress {
  * per change event rather than per run event (and at once when a run starts or ends).
  */
 export interface RunsChange {
-  /** Runs were added, dropped or cleared, or a run ended: a view of the runs draws them all anew. */
+  /** Runs were added, dropped or cleared: a view of the runs draws them all anew. */
   readonly listChanged: boolean;
   /** Every run that changed in any way. */
   readonly runIds: ReadonlySet<string>;
-  /** The tasks whose state, provider or cost changed, by run id (a run that ended may have more: see listChanged). */
+  /** Runs that ended (their report taken, or abandoned): any of their tasks may have changed. */
+  readonly ended: ReadonlySet<string>;
+  /** The tasks whose state, provider or cost changed, by run id (an ended run's may be more: see ended). */
   readonly tasks: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
@@ -89,6 +91,7 @@ const copyOf = (run: RunRecord): RunSnapshot => ({
 class PendingChange implements RunsChange {
   listChanged = false;
   readonly runIds = new Set<string>();
+  readonly ended = new Set<string>();
   readonly tasks = new Map<string, Set<string>>();
 
   task(runId: string, taskId: string): void {
@@ -180,7 +183,7 @@ export class RunsModel implements Disposable {
     }
     run.finishedTasks = run.tasks.size;
     this.persist();
-    this.changedNow(run);
+    this.endedNow(run);
   }
 
   apply(uri: string, event: RunEvent): void {
@@ -202,6 +205,7 @@ export class RunsModel implements Disposable {
         finishedTasks: 0,
       });
       this.records = this.records.filter((run, index) => index < MAX_RUNS || run.status === 'running');
+      this.pending.listChanged = true;
       this.changedNow(this.records[0]!);
     } else if (event.type === 'run-finished') {
       this.finish(event.report);
@@ -254,7 +258,7 @@ export class RunsModel implements Disposable {
         proof: task.proof,
       });
     }
-    this.changedNow(run);
+    this.endedNow(run);
     this.persist();
   }
 
@@ -269,11 +273,15 @@ export class RunsModel implements Disposable {
     this.tell();
   }
 
+  private endedNow(run: RunRecord): void {
+    this.pending.ended.add(run.runId);
+    this.changedNow(run);
+  }
+
   /** `run` was added or ended: listeners hear of it, and of everything pending, at once. */
   private changedNow(run: RunRecord): void {
     this.snapshots.delete(run);
     this.pending.runIds.add(run.runId);
-    this.pending.listChanged = true;
     this.tell();
   }
 

@@ -29,10 +29,13 @@ function printRun({ size, graph, run }: RunFigures): void {
     'decorations',
     ...(graph ? ['graph' as const] : []),
   ];
+  const seenRunning = new Set(run.probes.flatMap((probe) => probe.seenRunning));
   for (const display of displays) {
     const after = run.finalAfterMs[display];
+    // A display never seen unfinished (the run ended before it drew one) showed nothing stale: say so.
+    const seen = seenRunning.has(display) ? '' : ', never seen unfinished';
     console.log(
-      `  ${display.padEnd(13)} final states ${ms(after).padStart(10)} after the run's end   (target ≤ ${TARGETS.finalAfterMs} ms: ${verdict(after, TARGETS.finalAfterMs)})`,
+      `  ${display.padEnd(13)} final states ${ms(after).padStart(10)} after the run's end   (target ≤ ${TARGETS.finalAfterMs} ms: ${verdict(after, TARGETS.finalAfterMs)}${seen})`,
     );
   }
   for (const probe of run.probes) {

@@ -27,6 +27,8 @@ export interface ProbeResult {
   readonly longestAnimationFrameMs: number | undefined;
   /** For each display that shows the final state now: since when (Date.now()). */
   readonly finalSince: Partial<Record<Display, number>>;
+  /** The displays seen showing the run unfinished at least once (a short run may end before one is drawn). */
+  readonly seenRunning: readonly Display[];
   /** Frames in which both the status bar and the notification showed a task counter, and those where they differed. */
   readonly countersCompared: number;
   readonly countersDisagreed: number;
@@ -104,6 +106,7 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
     },
   };
   const finalSince: Partial<Record<Display, number>> = {};
+  const seenRunning = new Set<Display>();
   let frames = 0;
   let longestFrameMs = 0;
   let framesOver100Ms = 0;
@@ -131,8 +134,12 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
     }
     last = now;
     for (const display of options.displays) {
-      if (!checks[display]()) delete finalSince[display];
-      else finalSince[display] ??= Date.now();
+      if (checks[display]()) {
+        finalSince[display] ??= Date.now();
+      } else {
+        delete finalSince[display];
+        seenRunning.add(display);
+      }
     }
     if (options.displays.includes('statusBar') && options.displays.includes('notification')) {
       const shown = [counter(textOf(statusBarItem())), counter(textOf(notification()))];
@@ -159,6 +166,7 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
         framesOver100Ms,
         longestAnimationFrameMs,
         finalSince,
+        seenRunning: [...seenRunning],
         countersCompared,
         countersDisagreed,
         firstDisagreement,
