@@ -77,9 +77,10 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
     [...document.querySelectorAll('.statusbar-item')].find(
       (item) => visible(item) && textOf(item).includes(options.dagId),
     );
+  // The progress notification is a toast, or, while toasts are not shown, its line in the status bar.
   const notification = (): Element | undefined =>
-    [...document.querySelectorAll('.notification-toast')].find((toast) =>
-      textOf(toast).includes(`Running ${options.fileName}`),
+    [...document.querySelectorAll('.notification-toast, .statusbar-item')].find(
+      (element) => visible(element) && textOf(element).includes(`Running ${options.fileName}`),
     );
   const counter = (text: string): string | undefined => /(\d+)\/(\d+)/.exec(text)?.[0];
   const checks: Record<Display, () => boolean> = {
