@@ -155,13 +155,17 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /**
  * Resolves with the graph webview's frame once it has drawn its tasks, or with undefined when none is open (or it
- * draws nothing within a minute): the extension host cannot see into webviews, the browser can.
+ * draws nothing within `timeoutMs`): the extension host cannot see into webviews, the browser can.
  */
-function drawnGraph(page: Page): Promise<Frame | undefined> {
+function drawnGraph(page: Page, timeoutMs: number): Promise<Frame | undefined> {
   const webviews = page.frames().filter((frame) => frame.url().includes('webview'));
-  const drawn = webviews.map((frame) => frame.waitForSelector('svg g.task', { timeout: 60_000 }).then(() => frame));
+  const drawn = webviews.map((frame) => frame.waitForSelector('svg g.task', { timeout: timeoutMs }).then(() => frame));
   return Promise.any(drawn).catch(() => undefined);
 }
+
+/** A screenshot waits this long for a graph to draw; a probe of a large DAG's graph longer. */
+const SCREENSHOT_GRAPH_MS = 10_000;
+const PROBE_GRAPH_MS = 60_000;
 
 /** What every window answers: screenshots of the window, and the run probe of workbenchProbe.ts. */
 function windowAnswers(page: Page): Record<string, (argument: unknown) => unknown> {
@@ -169,13 +173,13 @@ function windowAnswers(page: Page): Record<string, (argument: unknown) => unknow
   return {
     screenshot: async (argument) => {
       const { name } = argument as { name: string };
-      await drawnGraph(page);
+      await drawnGraph(page, SCREENSHOT_GRAPH_MS);
       await page.screenshot({ path: join(screenshots, `${name}.png`) });
     },
     'probe-start': async (argument) => {
       const options = argument as ProbeOptions;
       // A graph not drawn in time is not probed: its display then shows no final states.
-      const graph = options.displays.includes('graph') ? await drawnGraph(page) : undefined;
+      const graph = options.displays.includes('graph') ? await drawnGraph(page, PROBE_GRAPH_MS) : undefined;
       probed = [page.mainFrame(), ...(graph === undefined ? [] : [graph])];
       await Promise.all(probed.map((frame) => startProbe(frame, options, frame === graph)));
     },
