@@ -1,5 +1,6 @@
 // Each task's last state inline in the DAG editor, after its `task_id` line (`✓ completed · 120 ms · 0.003 CU`),
-// from the newest run of the document; live during a run, gone when the runs are cleared.
+// from the newest run of the document; live during a run, gone when the runs are cleared. Only the lines in sight
+// (and a margin) are decorated: a redraw costs what the editor shows, not the size of the DAG.
 import {
   type DecorationOptions,
   DecorationRangeBehavior,
@@ -16,6 +17,8 @@ import type { RunsModel } from './runs';
 
 /** Run events can come by the thousand: the editors are redrawn at most this often. */
 const REDRAW_MS = 100;
+/** Lines decorated above and below what an editor shows, so that a scroll shows states before the next redraw. */
+const MARGIN_LINES = 200;
 const DEFAULT_COLOR = new ThemeColor('editorCodeLens.foreground');
 
 export class RunDecorations implements Disposable {
@@ -30,6 +33,9 @@ export class RunDecorations implements Disposable {
     this.subscriptions = [
       runs.onDidChange(() => this.scheduleRedraw()),
       window.onDidChangeVisibleTextEditors(() => this.scheduleRedraw()),
+      window.onDidChangeTextEditorVisibleRanges(({ textEditor }) => {
+        if (this.runs.latestOf(textEditor.document.uri.toString()) !== undefined) this.scheduleRedraw();
+      }),
       workspace.onDidChangeTextDocument((event) => {
         if (this.runs.latestOf(event.document.uri.toString()) !== undefined) this.scheduleRedraw();
       }),
@@ -48,9 +54,13 @@ export class RunDecorations implements Disposable {
     const { document } = editor;
     const run = document.languageId === 'acmp-dag' ? this.runs.latestOf(document.uri.toString()) : undefined;
     const declarations = run === undefined ? undefined : taskIdRanges(document);
+    const inSight = editor.visibleRanges.map(
+      ({ start, end }) => [start.line - MARGIN_LINES, end.line + MARGIN_LINES] as const,
+    );
     const decorations = (run?.tasks ?? []).flatMap((task): DecorationOptions[] => {
       const declaration = declarations?.get(task.taskId);
-      if (declaration === undefined) return [];
+      const line = declaration?.end.line ?? -1;
+      if (declaration === undefined || !inSight.some(([first, last]) => line >= first && line <= last)) return [];
       const lineEnd = document.lineAt(declaration.end.line).range.end;
       return [
         {

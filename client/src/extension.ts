@@ -1,7 +1,12 @@
 // The VS Code extension: wires the language server's client to the run views and commands; each lives in its own file.
 import { type Event, type ExtensionContext, languages, workspace } from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { RUN_EVENT_NOTIFICATION, type RunEventParams } from '../../server/src/protocol/run';
+import {
+  RUN_EVENTS_NOTIFICATION,
+  RUN_EVENT_NOTIFICATION,
+  type RunEventParams,
+  type RunEventsParams,
+} from '../../server/src/protocol/run';
 import { RunCodeLensProvider } from './codeLens';
 import { registerCommands } from './commands';
 import { RunDecorations } from './decorations';
@@ -10,7 +15,7 @@ import { createLanguageClient } from './languageClient';
 import { RunLog } from './runLog';
 import { createRunTree } from './runTree';
 import { Runner } from './runner';
-import { type RunSnapshot, RunsModel } from './runs';
+import { type RunSnapshot, type RunsChange, RunsModel } from './runs';
 import { createRunStatusBarItem } from './statusBar';
 import { RUN_REPORT_SCHEME, RunReportProvider, TASK_OUTPUT_SCHEME, TaskOutputProvider } from './taskOutput';
 import { ProviderTokens } from './tokens';
@@ -19,7 +24,8 @@ import { ProviderTokens } from './tokens';
 export interface AcmpApi {
   /** Newest first. */
   runs(): readonly RunSnapshot[];
-  readonly onDidChangeRuns: Event<void>;
+  /** What changed, coalesced: at most every CHANGE_INTERVAL_MS while runs run, at once when they start or end. */
+  readonly onDidChangeRuns: Event<RunsChange>;
 }
 
 let client: LanguageClient | undefined;
@@ -30,13 +36,17 @@ export async function activate(context: ExtensionContext): Promise<AcmpApi> {
   const runs = new RunsModel(context.workspaceState);
   const log = new RunLog();
   const codeLenses = new RunCodeLensProvider();
+  const runEvent = (params: RunEventParams): void => {
+    runs.apply(params.uri, params.event);
+    log.event(params);
+  };
   context.subscriptions.push(
     client,
     runs,
     log,
-    client.onNotification(RUN_EVENT_NOTIFICATION, (params: RunEventParams) => {
-      runs.apply(params.uri, params.event);
-      log.event(params);
+    client.onNotification(RUN_EVENT_NOTIFICATION, runEvent),
+    client.onNotification(RUN_EVENTS_NOTIFICATION, ({ uri, events }: RunEventsParams) => {
+      for (const event of events) runEvent({ uri, event });
     }),
     ...createRunTree(runs),
     ...createRunStatusBarItem(runs),

@@ -1,4 +1,5 @@
-// The tree view "ACMP Runs": one node per run, its tasks as children, refreshed on every change of the runs.
+// The tree view "ACMP Runs": one node per run, its tasks as children. A change of the runs redraws only the tasks
+// that changed (the model coalesces them, runs.ts); the whole tree only when runs start, end or are cleared.
 import {
   type Disposable,
   EventEmitter,
@@ -11,16 +12,21 @@ import {
 } from 'vscode';
 import { preview, stateIcon } from './presentation';
 import { runDescription, runDetails, taskDetails } from './runText';
-import type { RunSnapshot, RunsModel, TaskSnapshot } from './runs';
+import type { RunSnapshot, RunsChange, RunsModel, TaskSnapshot } from './runs';
 
 export const RUNS_VIEW = 'acmpRuns';
+/** More tasks changed at once than this redraw their run instead, at most every RUN_REDRAW_MS (RunTreeProvider.refresh). */
+const MAX_TASKS_REDRAWN = 500;
+const RUN_REDRAW_MS = 1_000;
 
+/** `run` is the run as it was when the tree last listed the runs; its item shows the run as it is now. */
 export interface RunNode {
   readonly kind: 'run';
   readonly run: RunSnapshot;
   readonly newest: boolean;
 }
 
+/** `task` is the task as it was when the tree listed the run's tasks; its item shows the task as it is now. */
 export interface TaskNode {
   readonly kind: 'task';
   readonly runId: string;
@@ -61,10 +67,13 @@ function runItem(node: RunNode): TreeItem {
   item.description = runDescription(run);
   item.iconPath = stateIcon(run.status);
   item.contextValue = runContext(run);
-  item.tooltip = new MarkdownString()
+  return item;
+}
+
+function runTooltip(run: RunSnapshot): MarkdownString {
+  return new MarkdownString()
     .appendMarkdown(`**${run.dagId}** · ${run.status}\n\n`)
     .appendText(runDetails(run).join('\n'));
-  return item;
 }
 
 /** The task's id and state in the row, where the default side bar width has room; the rest in the tooltip. */
@@ -74,46 +83,118 @@ function taskItem({ runId, task }: TaskNode): TreeItem {
   item.description = task.state;
   item.iconPath = stateIcon(task.state);
   item.contextValue = taskContext(task);
-  const tooltip = new MarkdownString()
-    .appendMarkdown(`**${task.taskId}** · ${task.state}\n\n`)
-    .appendText(taskDetails(task).join('\n'));
-  if (task.error === undefined && task.output !== undefined) tooltip.appendCodeblock(preview(task.output), 'json');
-  item.tooltip = tooltip;
   const node: TaskNode = { kind: 'task', runId, task };
   item.command = { command: 'acmp.revealTask', title: 'Reveal Task', arguments: [node] };
   return item;
 }
 
+function taskTooltip(task: TaskSnapshot): MarkdownString {
+  const tooltip = new MarkdownString()
+    .appendMarkdown(`**${task.taskId}** · ${task.state}\n\n`)
+    .appendText(taskDetails(task).join('\n'));
+  if (task.error === undefined && task.output !== undefined) tooltip.appendCodeblock(preview(task.output), 'json');
+  return tooltip;
+}
+
 class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
-  private readonly changed = new EventEmitter<void>();
+  private readonly changed = new EventEmitter<RunTreeNode[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
+  /**
+   * The nodes the tree was last given, by run id: VS Code knows a node by its object, so redrawing one task means
+   * firing the very object the tree has.
+   */
+  private runNodes = new Map<string, RunNode>();
+  private readonly taskNodes = new Map<string, Map<string, TaskNode>>();
 
   constructor(private readonly runs: RunsModel) {}
 
-  refresh(): void {
-    this.changed.fire();
+  /** Runs with too many changed tasks to redraw one by one: redrawn whole (every task), at most every RUN_REDRAW_MS. */
+  private readonly runsToRedraw = new Set<string>();
+  private runRedraw: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * Redraws what changed: the whole tree at once when runs came or went; a run that ended at once, with its tasks;
+   * else the tasks that changed, or, when many did, their run later: VS Code's work for a list of changed nodes grows
+   * with the square of its length, and a run's redraw with its number of tasks.
+   */
+  refresh(change: RunsChange): void {
+    if (change.listChanged) {
+      clearTimeout(this.runRedraw);
+      this.runRedraw = undefined;
+      this.runsToRedraw.clear();
+      this.changed.fire(undefined);
+      return;
+    }
+    const changed: RunTreeNode[] = [];
+    for (const runId of change.ended) {
+      const runNode = this.runNodes.get(runId);
+      if (runNode !== undefined) changed.push(runNode);
+      this.runsToRedraw.delete(runId);
+    }
+    for (const [runId, taskIds] of change.tasks) {
+      if (change.ended.has(runId)) continue;
+      const nodes = this.taskNodes.get(runId);
+      if (nodes === undefined) continue;
+      if (taskIds.size > MAX_TASKS_REDRAWN || this.runsToRedraw.has(runId)) {
+        this.runsToRedraw.add(runId);
+        continue;
+      }
+      for (const taskId of taskIds) {
+        const node = nodes.get(taskId);
+        if (node !== undefined) changed.push(node);
+      }
+    }
+    if (changed.length > 0) this.changed.fire(changed);
+    if (this.runsToRedraw.size > 0) this.runRedraw ??= setTimeout(() => this.redrawRuns(), RUN_REDRAW_MS);
+  }
+
+  private redrawRuns(): void {
+    this.runRedraw = undefined;
+    const nodes = [...this.runsToRedraw].flatMap((runId) => this.runNodes.get(runId) ?? []);
+    this.runsToRedraw.clear();
+    if (nodes.length > 0) this.changed.fire(nodes);
   }
 
   getChildren(node?: RunTreeNode): RunTreeNode[] {
     if (node === undefined) {
-      return this.runs.runs.map((run, index): RunNode => ({ kind: 'run', run, newest: index === 0 }));
+      const runs = this.runs.runs.map((run, index): RunNode => ({ kind: 'run', run, newest: index === 0 }));
+      this.runNodes = new Map(runs.map((runNode) => [runNode.run.runId, runNode]));
+      for (const runId of this.taskNodes.keys()) if (!this.runNodes.has(runId)) this.taskNodes.delete(runId);
+      return runs;
     }
     if (node.kind === 'task') return [];
     const run = this.runs.get(node.run.runId);
-    return run?.tasks.map((task): TaskNode => ({ kind: 'task', runId: run.runId, task })) ?? [];
+    if (run === undefined) return [];
+    const tasks = run.tasks.map((task): TaskNode => ({ kind: 'task', runId: run.runId, task }));
+    this.taskNodes.set(run.runId, new Map(tasks.map((taskNode) => [taskNode.task.taskId, taskNode])));
+    return tasks;
   }
 
   getTreeItem(node: RunTreeNode): TreeItem {
-    return node.kind === 'run' ? runItem(node) : taskItem(node);
+    if (node.kind === 'run') return runItem({ ...node, run: this.currentRun(node) });
+    return taskItem({ ...node, task: this.currentTask(node) });
+  }
+
+  /** Tooltips only when hovered: a run's end redraws every task row, and their tooltips were most of what it sent. */
+  resolveTreeItem(item: TreeItem, node: RunTreeNode): TreeItem {
+    item.tooltip = node.kind === 'run' ? runTooltip(this.currentRun(node)) : taskTooltip(this.currentTask(node));
+    return item;
+  }
+
+  private currentRun(node: RunNode): RunSnapshot {
+    return this.runs.get(node.run.runId) ?? node.run;
+  }
+
+  private currentTask(node: TaskNode): TaskSnapshot {
+    return this.runs.task(node.runId, node.task.taskId) ?? node.task;
   }
 
   getParent(node: RunTreeNode): RunTreeNode | undefined {
-    if (node.kind === 'run') return undefined;
-    const run = this.runs.get(node.runId);
-    return run === undefined ? undefined : { kind: 'run', run, newest: this.runs.runs[0]?.runId === run.runId };
+    return node.kind === 'run' ? undefined : this.runNodes.get(node.runId);
   }
 
   dispose(): void {
+    clearTimeout(this.runRedraw);
     this.changed.dispose();
   }
 }
@@ -123,8 +204,8 @@ export function createRunTree(runs: RunsModel): Disposable[] {
   const provider = new RunTreeProvider(runs);
   const view = window.createTreeView(RUNS_VIEW, { treeDataProvider: provider, showCollapseAll: true });
   let revealedRunId: string | undefined;
-  const following = runs.onDidChange(() => {
-    provider.refresh();
+  const following = runs.onDidChange((change) => {
+    provider.refresh(change);
     const newest = runs.activeRuns()[0];
     if (newest === undefined || newest.runId === revealedRunId) return;
     revealedRunId = newest.runId;

@@ -56,23 +56,33 @@ export class Runner {
       this.capabilitiesOf(uri),
     ]);
     this.runs.expect(runId, capabilities);
-    const args: RunDagArguments = { uri: uri.toString(), runId, tokens, ...(reuse !== undefined && { reuse }) };
+    const args: RunDagArguments = {
+      uri: uri.toString(),
+      runId,
+      tokens,
+      // One notification per batch of events: one per event costs the extension host more than the run (server/README.md).
+      eventBatches: true,
+      ...(reuse !== undefined && { reuse }),
+    };
     try {
       const report = await window.withProgress(
         { location: ProgressLocation.Notification, title: `Running ${fileName(uri)}`, cancellable: true },
         async (progress, cancellation) => {
           cancellation.onCancellationRequested(() => void this.cancelRun(runId));
+          // The counter the status bar shows too, read on the same (coalesced) change: the two agree at every moment.
           let shownPercent = 0;
-          const following = this.runs.onDidChange(() => {
+          let shownFinished = 0;
+          const following = this.runs.onDidChange(({ runIds }) => {
+            if (!runIds.has(runId)) return;
             const run = this.runs.activeRuns().find((active) => active.runId === runId);
-            if (run === undefined || run.totalTasks === 0) return;
-            const percent = Math.floor((run.finishedTasks * 100) / run.totalTasks);
-            if (percent === shownPercent) return;
+            if (run === undefined || run.totalTasks === 0 || run.finishedTasks === shownFinished) return;
+            const percent = (run.finishedTasks * 100) / run.totalTasks;
             progress.report({
               increment: percent - shownPercent,
               message: `${run.finishedTasks}/${run.totalTasks} tasks finished`,
             });
             shownPercent = percent;
+            shownFinished = run.finishedTasks;
           });
           try {
             return await this.execute<RunReport>(RUN_COMMANDS.runDag, args);

@@ -57,6 +57,25 @@ export interface RunProgress {
   readonly totalTasks: number;
 }
 
+/**
+ * What one change event says changed. Run events come by the thousand a second: the model applies each at once but
+ * tells its listeners at most every CHANGE_INTERVAL_MS, with everything that changed meanwhile, so a view does work
+ * per change event rather than per run event (and at once when a run starts or ends).
+ */
+export interface RunsChange {
+  /** Runs were added, dropped or cleared: a view of the runs draws them all anew. */
+  readonly listChanged: boolean;
+  /** Every run that changed in any way. */
+  readonly runIds: ReadonlySet<string>;
+  /** Runs that ended (their report taken, or abandoned): any of their tasks may have changed. */
+  readonly ended: ReadonlySet<string>;
+  /** The tasks whose state, provider or cost changed, by run id (an ended run's may be more: see ended). */
+  readonly tasks: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/** The longest a change waits before the model tells its listeners: about what a person sees as immediate. */
+export const CHANGE_INTERVAL_MS = 100;
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type TaskRecord = Mutable<TaskSnapshot>;
 type RunRecord = Omit<Mutable<RunSnapshot>, 'tasks'> & { readonly tasks: Map<string, TaskRecord> };
@@ -73,16 +92,35 @@ const toRecord = (run: RunSnapshot): RunRecord => ({
 });
 
 /** A copy of a run as it is now: later events do not change it. */
-const snapshotOf = (run: RunRecord): RunSnapshot => ({
+const copyOf = (run: RunRecord): RunSnapshot => ({
   ...run,
   tasks: [...run.tasks.values()].map((task) => ({ ...task })),
 });
 
+/** The change being gathered until the model tells its listeners. */
+class PendingChange implements RunsChange {
+  listChanged = false;
+  readonly runIds = new Set<string>();
+  readonly ended = new Set<string>();
+  readonly tasks = new Map<string, Set<string>>();
+
+  task(runId: string, taskId: string): void {
+    this.runIds.add(runId);
+    let tasks = this.tasks.get(runId);
+    if (tasks === undefined) this.tasks.set(runId, (tasks = new Set()));
+    tasks.add(taskId);
+  }
+}
+
 export class RunsModel implements Disposable {
-  private readonly changed = new EventEmitter<void>();
-  /** Fires after every change of any run. */
+  private readonly changed = new EventEmitter<RunsChange>();
+  /** Fires with what changed since it last fired: at once when runs start, end or are cleared, else coalesced. */
   readonly onDidChange = this.changed.event;
+  private pending = new PendingChange();
+  private pendingTimer: ReturnType<typeof setTimeout> | undefined;
   private records: RunRecord[];
+  /** Each run's copy, made when asked for and kept until the run changes: views ask far more often than runs change. */
+  private readonly snapshots = new WeakMap<RunRecord, RunSnapshot>();
   /** The capability of each task, given by the client before a run starts (run events do not carry them). */
   private readonly capabilities = new Map<string, ReadonlyMap<string, string>>();
 
@@ -92,7 +130,13 @@ export class RunsModel implements Disposable {
 
   /** Newest first. */
   get runs(): readonly RunSnapshot[] {
-    return this.records.map(snapshotOf);
+    return this.records.map((run) => this.snapshotOf(run));
+  }
+
+  /** One task of a run as it is now, without a copy of the others. */
+  task(runId: string, taskId: string): TaskSnapshot | undefined {
+    const task = this.records.find((run) => run.runId === runId)?.tasks.get(taskId);
+    return task === undefined ? undefined : { ...task };
   }
 
   get(runId: string): RunSnapshot | undefined {
@@ -118,7 +162,13 @@ export class RunsModel implements Disposable {
 
   private snapshot(matches: (run: RunRecord) => boolean): RunSnapshot | undefined {
     const record = this.records.find(matches);
-    return record === undefined ? undefined : snapshotOf(record);
+    return record === undefined ? undefined : this.snapshotOf(record);
+  }
+
+  private snapshotOf(run: RunRecord): RunSnapshot {
+    let snapshot = this.snapshots.get(run);
+    if (snapshot === undefined) this.snapshots.set(run, (snapshot = copyOf(run)));
+    return snapshot;
   }
 
   /** Tells the model the capability of each task of a run about to start. */
@@ -143,7 +193,7 @@ export class RunsModel implements Disposable {
     }
     run.finishedTasks = run.tasks.size;
     this.persist();
-    this.changed.fire();
+    this.endedNow(run);
   }
 
   apply(uri: string, event: RunEvent): void {
@@ -166,13 +216,17 @@ export class RunsModel implements Disposable {
         finishedTasks: 0,
       });
       this.records = this.records.filter((run, index) => index < MAX_RUNS || run.status === 'running');
+      this.pending.listChanged = true;
+      this.changedNow(this.records[0]!);
     } else if (event.type === 'run-finished') {
       this.finish(event.report);
-      return;
     } else if (event.type === 'task-state' || event.type === 'cost') {
       const run = this.records.find((record) => record.runId === event.run_id);
       const task = run?.tasks.get(event.task_id);
       if (run === undefined || task === undefined) return;
+      this.snapshots.delete(run);
+      this.pending.task(run.runId, task.taskId);
+      this.pendingTimer ??= setTimeout(() => this.tell(), CHANGE_INTERVAL_MS);
       if (event.type === 'cost') {
         task.costCu = event.cost_cu;
         task.tokensUsed = event.tokens_used;
@@ -186,11 +240,8 @@ export class RunsModel implements Disposable {
         if (event.state === 'running') task.startedAt ??= event.at;
         else if (event.state !== 'pending') task.finishedAt = event.at;
       }
-    } else {
-      // Chunks and heartbeats change no state the extension shows.
-      return;
     }
-    this.changed.fire();
+    // Chunks and heartbeats change no state the extension shows.
   }
 
   /** Takes a run's report as the final word on it (from `run-finished` or the answer to the run command). */
@@ -224,8 +275,8 @@ export class RunsModel implements Disposable {
         ...(task.violations !== undefined && { violations: task.violations }),
       });
     }
+    this.endedNow(run);
     this.persist();
-    this.changed.fire();
   }
 
   /** Forgets a finished run. */
@@ -234,23 +285,51 @@ export class RunsModel implements Disposable {
     this.records = this.records.filter((run) => run.runId !== runId || run.status === 'running');
     if (this.records.length === before) return;
     this.persist();
-    this.changed.fire();
+    this.pending.runIds.add(runId);
+    this.pending.listChanged = true;
+    this.tell();
   }
 
   /** Forgets every finished run. */
   clear(): void {
+    const cleared = this.records.filter((run) => run.status !== 'running');
+    if (cleared.length === 0) return;
     this.records = this.records.filter((run) => run.status === 'running');
     this.persist();
-    this.changed.fire();
+    for (const run of cleared) this.pending.runIds.add(run.runId);
+    this.pending.listChanged = true;
+    this.tell();
+  }
+
+  private endedNow(run: RunRecord): void {
+    this.pending.ended.add(run.runId);
+    this.changedNow(run);
+  }
+
+  /** `run` was added or ended: listeners hear of it, and of everything pending, at once. */
+  private changedNow(run: RunRecord): void {
+    this.snapshots.delete(run);
+    this.pending.runIds.add(run.runId);
+    this.tell();
+  }
+
+  /** Tells the listeners what changed since they last heard. */
+  private tell(): void {
+    clearTimeout(this.pendingTimer);
+    this.pendingTimer = undefined;
+    const change = this.pending;
+    this.pending = new PendingChange();
+    this.changed.fire(change);
   }
 
   private persist(): void {
     // Only finished runs: a running one ends with the window's language server.
-    const finished = this.records.filter((run) => run.status !== 'running').map(snapshotOf);
+    const finished = this.records.filter((run) => run.status !== 'running').map((run) => this.snapshotOf(run));
     void this.storage.update(STORAGE_KEY, storedRuns(finished));
   }
 
   dispose(): void {
+    clearTimeout(this.pendingTimer);
     this.changed.dispose();
   }
 }

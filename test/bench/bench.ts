@@ -15,6 +15,7 @@ import { dagJsonSchema } from '../../server/src/dag/jsonSchema';
 import { layOutTasks } from '../../server/src/dag/layout';
 import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
+import { echoLayersDag } from '../support/echoDag';
 import { startLspSession } from '../support/lspHarness';
 import { marketDag } from '../support/marketDag';
 
@@ -28,11 +29,9 @@ const INVOKE_CONCURRENCY = 64;
 
 /**
  * `echo`: every task an echo with no field path, so the built-in provider can run the DAG. `echo-layers`: issue 16's
- * DAG, layers of ECHO_LAYER_WIDTH echo tasks, each reading one task of the layer above with ordering-only edges from
- * two more of them.
+ * DAG (test/support/echoDag.ts).
  */
 type Variant = 'clean' | 'cycle' | 'dangling' | 'echo' | 'echo-layers';
-const ECHO_LAYER_WIDTH = 100;
 
 /** Deterministic pseudo-random numbers (a 32-bit LCG), so every run measures the same texts. */
 function random(seed: number): () => number {
@@ -51,7 +50,7 @@ const CAPABILITIES = ['sentiment-analysis', 'summarization', 'entity-extraction'
  * `cycle` adds one edge closing a cycle over ten layers; `dangling` adds ten edges naming tasks that do not exist.
  */
 function generate(size: number, variant: Variant): string {
-  if (variant === 'echo-layers') return generateEchoLayers(size);
+  if (variant === 'echo-layers') return echoLayersDag(size);
   const next = random(size);
   const tasks: unknown[] = [];
   const edges: { from: string; to: string }[] = [];
@@ -104,25 +103,6 @@ function generate(size: number, variant: Variant): string {
     for (let k = 0; k < 5; k++) edges.push({ from: id(k), to: `task_missing_to_${k}` });
   }
   return JSON.stringify({ dag_id: `dag_bench_${size}_${variant}`, tasks, edges }, null, 2);
-}
-
-function generateEchoLayers(size: number): string {
-  const id = (layer: number, k: number) => `task_${layer}_${k}`;
-  const tasks: unknown[] = [];
-  const edges: { from: string; to: string }[] = [];
-  for (let layer = 0; layer * ECHO_LAYER_WIDTH < size; layer++) {
-    for (let k = 0; k < ECHO_LAYER_WIDTH; k++) {
-      if (layer === 0) {
-        tasks.push({ task_id: id(layer, k), capability: 'echo', input: { type: 'text', data: `document ${k}` } });
-        continue;
-      }
-      tasks.push({ task_id: id(layer, k), capability: 'echo', input: { source: { from_task: id(layer - 1, k) } } });
-      for (const from of [k, (k + 1) % ECHO_LAYER_WIDTH, (k + 7) % ECHO_LAYER_WIDTH]) {
-        edges.push({ from: id(layer - 1, from), to: id(layer, k) });
-      }
-    }
-  }
-  return JSON.stringify({ dag_id: 'dag_echo_layers', tasks, edges }, null, 2);
 }
 
 interface Figure {

@@ -1,5 +1,4 @@
-// How the e2e suite and the code-server runner talk about the browser (suite/browser.ts asks, run.ts answers).
-import * as path from 'node:path';
+// What the e2e suite asks of the browser (suite/browser.ts asks through askRunner, launcher.ts answers).
 
 export type BrowserRequest =
   /**
@@ -24,9 +23,3 @@ export interface ElementSeen {
   /** The computed `background-image` of its `::before`, where icon themes put file icons. */
   readonly beforeImage: string;
 }
-
-/** The marker the runner looks for on the extension host's console. */
-export const BROWSER_MARKER = 'acmp-e2e: browser';
-
-/** The runner's answer file for request `id`, in `folder`. */
-export const browserAnswerFile = (folder: string, id: string): string => path.join(folder, `browser-${id}.json`);

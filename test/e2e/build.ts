@@ -11,6 +11,8 @@ const suiteDir = join(root, 'out', 'e2e', 'suite');
 export const suiteFile = join(suiteDir, 'index.js');
 /** The suite for a window in Restricted Mode (test/e2e/suite/untrusted.ts). */
 export const untrustedSuiteFile = join(suiteDir, 'untrusted.js');
+/** The extension-host side of `npm run bench:ui` (test/bench/uiHost.ts). */
+export const benchUiHostFile = join(suiteDir, 'bench-ui.js');
 
 export class Failure extends Error {}
 
@@ -23,11 +25,15 @@ export function run(
   if (result.status !== 0) throw new Failure(`${command} ${args.join(' ')} failed (exit ${String(result.status)})`);
 }
 
-/** Builds the extension (`npm run build`) and bundles each suite entry (mocha and vscode stay outside). */
+/** Builds the extension (`npm run build`) and bundles each extension-host entry (mocha and vscode stay outside). */
 export async function buildExtensionAndSuite(): Promise<void> {
   run('npm', ['run', 'build'], { cwd: root });
   await esbuild.build({
-    entryPoints: ['index.ts', 'untrusted.ts'].map((entry) => join(root, 'test', 'e2e', 'suite', entry)),
+    entryPoints: {
+      index: join(root, 'test', 'e2e', 'suite', 'index.ts'),
+      untrusted: join(root, 'test', 'e2e', 'suite', 'untrusted.ts'),
+      'bench-ui': join(root, 'test', 'bench', 'uiHost.ts'),
+    },
     outdir: suiteDir,
     bundle: true,
     platform: 'node',

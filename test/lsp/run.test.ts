@@ -1,5 +1,6 @@
 // Running DAGs through LSP, without VS Code: the built server over stdio executes acmp.runDag, streams acmp/runEvent
-// notifications, answers with the run report, cancels runs and tasks, refuses DAGs with errors.
+// notifications (or acmp/runEvents batches, when asked), answers with the run report, cancels runs and tasks,
+// refuses DAGs with errors.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,9 +10,11 @@ import { pathToFileURL } from 'node:url';
 import type { CompletionList } from 'vscode-languageserver-types';
 import {
   RUN_COMMANDS,
+  RUN_EVENTS_NOTIFICATION,
   RUN_EVENT_NOTIFICATION,
   type RunDagArguments,
   type RunEventParams,
+  type RunEventsParams,
   type RunRefusedData,
 } from '../../server/src/protocol/run';
 import type { RunEvent, RunReport } from '../../server/src/run/types';
@@ -55,6 +58,7 @@ describe('running DAGs over LSP', () => {
         },
       ],
     });
+    session.connection.onNotification(RUN_EVENTS_NOTIFICATION, (params: RunEventsParams) => batches.push(params));
     session.connection.onNotification(RUN_EVENT_NOTIFICATION, (params: RunEventParams) => {
       events.push(params);
       for (const waiter of [...waiters]) {
@@ -66,6 +70,7 @@ describe('running DAGs over LSP', () => {
     });
   });
   after(() => session.stop());
+  const batches: RunEventsParams[] = [];
 
   const eventSeen = (accept: (event: RunEvent) => boolean): Promise<void> =>
     new Promise((resolveSeen) => waiters.push({ accept, resolve: resolveSeen }));
@@ -125,6 +130,22 @@ describe('running DAGs over LSP', () => {
       mine.flatMap((event) => (event.type === 'task-state' && event.task_id === taskId ? [event.state] : []));
     for (const task of report.tasks) assert.deepEqual(states(task.task_id), ['running', 'completed'], task.task_id);
     assert.equal(mine.filter((event) => event.type === 'cost').length, 4);
+  });
+
+  test('eventBatches: the same events in order, in acmp/runEvents batches, none single; the answer after the last', async () => {
+    const uri = await open(PIPELINE);
+    const runId = 'run-batched-1';
+    const report = await runDag({ uri, runId, eventBatches: true });
+    assert.equal(report.status, 'completed');
+    assert.ok(!events.some((params) => params.event.run_id === runId), 'no single acmp/runEvent');
+    const mine = batches.filter((params) => params.uri === uri);
+    const batched = mine.flatMap((params) => params.events);
+    assert.ok(mine.length < batched.length, `${batched.length} events came in ${mine.length} notifications`);
+    assert.equal(batched[0]!.type, 'run-started');
+    assert.equal(batched.at(-1)!.type, 'run-finished');
+    const states = (taskId: string) =>
+      batched.flatMap((event) => (event.type === 'task-state' && event.task_id === taskId ? [event.state] : []));
+    for (const task of report.tasks) assert.deepEqual(states(task.task_id), ['running', 'completed'], task.task_id);
   });
 
   test('after a run, field-path completion offers the paths of the real outputs', async () => {

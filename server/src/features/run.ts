@@ -1,5 +1,6 @@
 // Running DAGs through LSP (server/README.md): `workspace/executeCommand` acmp.runDag answers with the run report
-// when the run ends and sends every event meanwhile as `acmp/runEvent`; acmp.cancelRun / acmp.cancelTask cancel.
+// when the run ends and sends every event meanwhile as `acmp/runEvent` (or in batches, `acmp/runEvents`, when the
+// client asks); acmp.cancelRun / acmp.cancelTask cancel.
 // The executor (server/src/run/) does the work; this file only wires it to the connection.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -12,16 +13,18 @@ import {
   MAX_SENT_OUTPUTS_BYTES,
   MAX_SENT_OUTPUT_BYTES,
   RUN_COMMANDS,
+  RUN_EVENTS_NOTIFICATION,
   RUN_EVENT_NOTIFICATION,
   type RunDagArguments,
   type RunEventParams,
+  type RunEventsParams,
   type RunRefusedData,
 } from '../protocol/run';
 import { createConnector } from '../run/connect';
 import { startRun } from '../run/executor';
 import { StoredOutput, jsonSizeWithin } from '../run/outputStore';
 import type { TaskOutput } from '../run/protocol';
-import type { DagRun, RunReport, TaskReport } from '../run/types';
+import type { DagRun, RunEvent, RunReport, TaskReport } from '../run/types';
 import type { Feature, FeatureContext } from './feature';
 
 /**
@@ -77,6 +80,35 @@ async function analysisFor(context: FeatureContext, uri: string) {
   return { document: TextDocument.create(uri, 'acmp-dag', 0, text), analysis: analyzeDag(text, { limits }) };
 }
 
+/** A batch goes out once its first event is this old, even if the turn of the event loop goes on. */
+const MAX_BATCH_AGE_MS = 50;
+
+/**
+ * Gathers a run's events into batches: the events of one turn of the event loop go out together after it, or
+ * sooner once the batch is MAX_BATCH_AGE_MS old (an in-process provider can run a whole DAG in one turn); the first
+ * event (run-started) and the last (run-finished) go out at once, so a client shows the run as it starts, and the
+ * command's answer still comes after every event.
+ */
+function batchSender(sendBatch: (events: RunEvent[]) => void): (event: RunEvent) => void {
+  let batch: RunEvent[] = [];
+  let batchStarted = 0;
+  const flush = (): void => {
+    if (batch.length === 0) return;
+    const events = batch;
+    batch = [];
+    sendBatch(events);
+  };
+  return (event) => {
+    batch.push(event);
+    if (batch.length === 1) {
+      batchStarted = performance.now();
+      setImmediate(flush);
+    }
+    const atOnce = event.type === 'run-finished' || event.type === 'run-started';
+    if (atOnce || performance.now() - batchStarted >= MAX_BATCH_AGE_MS) flush();
+  };
+}
+
 async function runDag(
   context: FeatureContext,
   runs: Map<string, DagRun>,
@@ -102,6 +134,16 @@ async function runDag(
   }
   const settings = await context.settingsFor(argument.uri);
   let sent: RunReport | undefined;
+  const send =
+    argument.eventBatches === true
+      ? batchSender((events) => {
+          const params: RunEventsParams = { uri: argument.uri, events };
+          void context.connection.sendNotification(RUN_EVENTS_NOTIFICATION, params);
+        })
+      : (event: RunEvent) => {
+          const params: RunEventParams = { uri: argument.uri, event };
+          void context.connection.sendNotification(RUN_EVENT_NOTIFICATION, params);
+        };
   const run = startRun(analysis, {
     providers: settings.providers,
     connect: createConnector({ tokens: argument.tokens ?? {} }),
@@ -111,10 +153,7 @@ async function runDag(
     ...(argument.reuse === undefined ? {} : { reuse: argument.reuse }),
     onEvent: (event) => {
       if (event.type === 'run-finished') sent = sentReport(event.report);
-      void context.connection.sendNotification(RUN_EVENT_NOTIFICATION, {
-        uri: argument.uri,
-        event: event.type === 'run-finished' ? { ...event, report: sent! } : event,
-      } satisfies RunEventParams);
+      send(event.type === 'run-finished' ? { ...event, report: sent! } : event);
     },
   });
   runs.set(run.runId, run);

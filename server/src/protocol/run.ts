@@ -32,6 +32,11 @@ export interface RunDagArguments {
    * once with these outputs (re-running what failed reuses what did not).
    */
   readonly reuse?: Readonly<Record<string, TaskOutput>>;
+  /**
+   * true: the run's events come in batches, `acmp/runEvents`, rather than one `acmp/runEvent` each (a client that
+   * does not ask gets single events, as before batches existed).
+   */
+  readonly eventBatches?: boolean;
 }
 
 export interface CancelRunArguments {
@@ -51,6 +56,19 @@ export const RUN_EVENT_NOTIFICATION = 'acmp/runEvent';
 export interface RunEventParams {
   readonly uri: string;
   readonly event: RunEvent;
+}
+
+/**
+ * Notification `acmp/runEvents`, for a run started with `eventBatches`: the run's events in order, those of one turn
+ * of the server's event loop in one notification (a 10,000-task run sends about 30,000 events in well under a
+ * second; one JSON-RPC message each costs the client more than the events themselves). `run-finished` is sent at
+ * once, last of its batch.
+ */
+export const RUN_EVENTS_NOTIFICATION = 'acmp/runEvents';
+
+export interface RunEventsParams {
+  readonly uri: string;
+  readonly events: readonly RunEvent[];
 }
 
 /** The error `acmp.runDag` answers with when the DAG has errors (JSON-RPC RequestFailed, -32803). */

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { codeOf, diagnosticsWhen } from './diagnostics';
-import { screenshotTaken } from './screenshots';
+import { screenshotTaken } from './askRunner';
 
 const workspace = (): string => vscode.workspace.workspaceFolders![0]!.uri.fsPath;
 const fixture = (name: string): vscode.Uri => vscode.Uri.file(path.join(workspace(), name));

@@ -13,7 +13,7 @@ import type { RunReport } from '../../../server/src/run/types';
 import { diamondWith } from '../../support/diamond';
 import { hasBrowser, inBrowser } from './browser';
 import { examplePipeline, extension, runDag, runOf, runWhen } from './runHelpers';
-import { screenshotTaken } from './screenshots';
+import { screenshotTaken } from './askRunner';
 
 /** `tasks` echo tasks, one line each: long enough that the `dag_id` line scrolls out of view. */
 function longDag(tasks: number, data: string): string {

@@ -6,8 +6,12 @@ import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
 import { diamondWith } from '../../support/diamond';
 import { marketDag } from '../../support/marketDag';
-import type { DrawnView, GraphFigures } from '../graphBench';
-import { browserDriven, graphProbe } from './screenshots';
+import type { DrawnView, GraphFigures, ProbeStep } from '../graphBench';
+import { askRunner, runnerAnswers } from './askRunner';
+
+/** Has the runner run the steps on the open graph page; answers what its `read` and `measure` steps found. */
+const graphProbe = (steps: readonly ProbeStep[]): Promise<(DrawnView | GraphFigures)[]> =>
+  askRunner('graph-probe', steps);
 
 /** VS Code reports an extension's webview type with this prefix on the tab's input. */
 const isGraphTab = (tab: vscode.Tab): boolean =>
@@ -69,10 +73,10 @@ suite('ACMP DAG graph view in VS Code', () => {
     found.filter((item): item is DrawnView => 'scale' in item);
 
   test('300 tasks: the whole graph, then zoomed in where labels show (screenshots)', async function () {
-    if (!browserDriven()) this.skip();
+    if (runnerAnswers === undefined) this.skip();
     await showMarketGraph(300);
     const [fitted, zoomed] = views(
-      await graphProbe('graph-300', [
+      await graphProbe([
         { tasks: 300 },
         { read: true },
         { screenshot: 'graph-300' },
@@ -86,11 +90,11 @@ suite('ACMP DAG graph view in VS Code', () => {
   });
 
   test('10,000 tasks: the graph opens, zoom, fit and focus work through its page', async function () {
-    if (!browserDriven()) this.skip();
+    if (runnerAnswers === undefined) this.skip();
     this.timeout(180_000);
     const { text, editor } = await showMarketGraph(10_000);
     const [fitted, zoomedIn, zoomedOut, refitted] = views(
-      await graphProbe('graph-10k', [
+      await graphProbe([
         { tasks: 10_000 },
         { read: true },
         { screenshot: 'graph-10k' },
@@ -115,7 +119,7 @@ suite('ACMP DAG graph view in VS Code', () => {
     const position = editor.document.positionAt(text.indexOf('"task_5000"'));
     editor.selection = new vscode.Selection(position, position);
     editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-    const found = await graphProbe('graph-10k-focus', [
+    const found = await graphProbe([
       { current: 'task_5000' },
       { press: 'f' },
       { read: true },
@@ -138,14 +142,14 @@ suite('ACMP DAG graph view in VS Code', () => {
   });
 
   test('the graph of a DAG run earlier shows the states of that run', async function () {
-    if (!browserDriven()) this.skip();
+    if (runnerAnswers === undefined) this.skip();
     const api = vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!.exports;
     const run = api.runs().find((candidate) => candidate.status !== 'running');
     if (run === undefined) this.skip();
     const document = await vscode.workspace.openTextDocument(vscode.Uri.parse(run.uri));
     await vscode.window.showTextDocument(document);
     await vscode.commands.executeCommand('acmp.showGraph', document.uri);
-    const [shown] = views(await graphProbe('graph-last-run', [{ tasks: run.tasks.length }, { read: true }]));
+    const [shown] = views(await graphProbe([{ tasks: run.tasks.length }, { read: true }]));
     const finished = run.tasks.filter((task) => task.state !== 'pending' && task.state !== 'running').length;
     assert.match(shown!.status, new RegExp(`last run: ${finished}/${run.tasks.length} finished`));
   });

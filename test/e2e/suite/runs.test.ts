@@ -1,5 +1,6 @@
 // Running DAGs in a real VS Code: the run command on the built-in provider and on provider processes, a task
-// cancelled with its downstream, a failed branch re-run on the outputs that completed, a DAG with errors refused.
+// cancelled with its downstream, a failed branch re-run on the outputs that completed, a DAG with errors refused,
+// a 1,000-task run that the tree keeps up with.
 // Asserted through the extension's API (the runs its tree shows) and the editors a user sees; waits are on events.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -13,8 +14,10 @@ import type { RunSnapshot, TaskSnapshot } from '../../../client/src/runs';
 import type { ProviderConfig } from '../../../server/src/protocol/settings';
 import type { RunReport } from '../../../server/src/run/types';
 import { diamondWith } from '../../support/diamond';
+import { echoLayersDag } from '../../support/echoDag';
+import { runnerAnswers, screenshotTaken } from './askRunner';
+import { measuredRun } from './measuredRun';
 import { examplePipeline, extension, root, runDag, runOf, runWhen } from './runHelpers';
-import { screenshotTaken } from './screenshots';
 
 /** Node under Electron too (@vscode/test-electron), where the extension host's executable is Electron. */
 const NODE_ENV = { ELECTRON_RUN_AS_NODE: '1' };
@@ -178,6 +181,18 @@ suite('Running DAGs in VS Code', () => {
     assert.ok(refused !== undefined && 'errors' in refused, 'the run was refused');
     assert.ok(refused.errors.some((error) => error.code === 'cycle'));
     assert.equal(api.runs().length, before);
+  });
+
+  test('a 1,000-task run shows its final states in the tree within a second of its end', async function () {
+    // Only the code-server runner sees the window's DOM (askRunner.ts).
+    if (runnerAnswers === undefined) this.skip();
+    const uri = await openDag('echo-1000', echoLayersDag(1_000, 'dag_echo_1000'));
+    const { report, finalAfterMs } = await measuredRun(uri, { graph: false, displays: ['tree'] });
+    assert.equal(report.status, 'completed');
+    assert.equal(runOf(api, report).finishedTasks, 1_000);
+    const shownAfter = finalAfterMs.tree;
+    assert.ok(shownAfter !== undefined, 'the tree showed the final states');
+    assert.ok(shownAfter <= 1_000, `the tree showed the final states ${shownAfter} ms after the run's end`);
   });
 
   test('a finished run in the tree, its states in the editor and the graph (screenshot)', async () => {

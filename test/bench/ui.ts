@@ -1,0 +1,121 @@
+// `npm run bench:ui`: the graph and the run view in a real VS Code (code-server and Chromium, as the e2e suite:
+// test/e2e/launcher.ts). Opens the graph of generated echo DAGs of 1,000 and 10,000 tasks (time to its first frame,
+// the longest frame while panning and zooming), then runs each on the built-in provider with the graph closed and
+// open, and prints for each run how long after its end each display showed the final states and the longest frame
+// of the window during it, against issue 15's targets. Prints; never fails on a figure. The machine's load shows in
+// every figure: take them as one sample each.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { buildExtensionAndSuite, benchUiHostFile, Failure } from '../e2e/build';
+import { type GraphFigures, measureGraph } from '../e2e/graphBench';
+import { ensureCodeServer, runWindow } from '../e2e/launcher';
+import type { Display } from '../e2e/workbenchProbe';
+import { echoLayersDag } from '../support/echoDag';
+import { BENCH_SIZES, type RunFigures, SIZES_VARIABLE, benchDagFile } from './uiWorkspace';
+
+const TARGETS = { finalAfterMs: 1_000, frameMs: 100, graphDrawnMs: 2_000, graphFrameMs: 50 } as const;
+const DEADLINE_MS = 20 * 60_000;
+
+const ms = (value: number | undefined): string => (value === undefined ? 'not shown' : `${Math.round(value)} ms`);
+const verdict = (value: number | undefined, target: number): string =>
+  value !== undefined && value <= target ? 'ok' : 'OVER';
+
+function printGraph({ size, figures }: { size: number; figures: GraphFigures }): void {
+  console.log(`\ngraph of ${size.toLocaleString('en')} tasks (${figures.tasks} drawn):`);
+  console.log(
+    `  first drawn   ${ms(figures.firstDrawnMs).padStart(10)} after Show Graph   (target ≤ ${TARGETS.graphDrawnMs} ms: ${verdict(figures.firstDrawnMs, TARGETS.graphDrawnMs)})`,
+  );
+  for (const [what, longest, frames, over] of [
+    ['panning', figures.longestPanFrameMs, figures.panFrames, figures.panFramesOver50Ms],
+    ['zooming', figures.longestZoomFrameMs, figures.zoomFrames, figures.zoomFramesOver50Ms],
+  ] as const) {
+    console.log(
+      `  ${what.padEnd(13)} longest frame ${ms(longest).padStart(10)}, ${over} of ${frames} over 50 ms   (target ≤ ${TARGETS.graphFrameMs} ms: ${verdict(longest, TARGETS.graphFrameMs)})`,
+    );
+  }
+}
+
+function printRun({ size, graph, run }: RunFigures): void {
+  console.log(
+    `\n${size.toLocaleString('en')} tasks, graph ${graph ? 'open' : 'closed'}: the server ran it in ${ms(run.runMs)}`,
+  );
+  const displays: Display[] = [
+    'tree',
+    'statusBar',
+    'notification',
+    'decorations',
+    ...(graph ? ['graph' as const] : []),
+  ];
+  const seenRunning = new Set(run.probes.flatMap((probe) => probe.seenRunning));
+  for (const display of displays) {
+    const after = run.finalAfterMs[display];
+    // A display never seen unfinished (the run ended before it drew one) showed nothing stale: say so.
+    const seen = seenRunning.has(display) ? '' : ', never seen unfinished';
+    console.log(
+      `  ${display.padEnd(13)} final states ${ms(after).padStart(10)} after the run's end   (target ≤ ${TARGETS.finalAfterMs} ms: ${verdict(after, TARGETS.finalAfterMs)}${seen})`,
+    );
+  }
+  for (const probe of run.probes) {
+    const loaf =
+      probe.longestAnimationFrameMs === undefined
+        ? ''
+        : `, longest animation frame ${ms(probe.longestAnimationFrameMs)}`;
+    console.log(
+      `  ${`${probe.frame} frame`.padEnd(13)} longest ${ms(probe.longestFrameMs).padStart(10)}, ${probe.framesOver100Ms} of ${probe.frames} over 100 ms${loaf}   (target ≤ ${TARGETS.frameMs} ms: ${verdict(probe.longestFrameMs, TARGETS.frameMs)})`,
+    );
+    if (probe.frame === 'workbench') {
+      const first =
+        probe.firstDisagreement === undefined
+          ? ''
+          : ` (first: status bar ${probe.firstDisagreement.replace(' | ', ', notification ')})`;
+      console.log(
+        `  counters      status bar and notification differed in ${probe.countersDisagreed} of ${probe.countersCompared} frames showing both${first}`,
+      );
+    }
+  }
+}
+
+async function main(): Promise<number> {
+  // `npm run bench:ui -- 1000` measures the given sizes only.
+  const sizes = process.argv.length > 2 ? process.argv.slice(2).map(Number) : BENCH_SIZES;
+  if (sizes.some((size) => !Number.isInteger(size) || size < 1)) throw new Failure('the sizes are task counts');
+  const entry = ensureCodeServer();
+  await buildExtensionAndSuite();
+  const figures: RunFigures[] = [];
+  const graphs: { size: number; figures: GraphFigures }[] = [];
+  const code = await runWindow(entry, {
+    name: 'bench-ui',
+    suite: benchUiHostFile,
+    trusted: true,
+    deadlineMs: DEADLINE_MS,
+    prepare: (scratch) => {
+      const folder = join(scratch, 'workspace');
+      mkdirSync(folder);
+      for (const size of sizes)
+        writeFileSync(join(folder, benchDagFile(size)), echoLayersDag(size, `dag_echo_${size}`));
+      return { folder, env: { [SIZES_VARIABLE]: sizes.join(',') } };
+    },
+    answers: (page) => ({
+      'graph-figures': async (argument) => {
+        const { size, since } = argument as { size: number; since: number };
+        graphs.push({ size, figures: await measureGraph(page, since) });
+      },
+      'run-figures': (argument) => void figures.push(argument as RunFigures),
+    }),
+  });
+  console.log(
+    `bench:ui: run view, built-in provider, echo DAGs (test/support/echoDag.ts); one sample each on a shared machine`,
+  );
+  for (const graph of graphs) printGraph(graph);
+  for (const figure of figures) printRun(figure);
+  return code;
+}
+
+main()
+  .then((code) => {
+    process.exitCode = code;
+  })
+  .catch((error: unknown) => {
+    console.error(`bench:ui: ${error instanceof Failure ? error.message : String(error)}`);
+    process.exitCode = 1;
+  });

@@ -1,0 +1,27 @@
+// The extension-host side of `npm run bench:ui` (test/bench/ui.ts starts the window): opens each generated DAG of the
+// workspace and its graph, which the runner measures, then runs the DAG on the built-in provider with the graph
+// closed and open, and hands each measured run to the runner.
+import * as vscode from 'vscode';
+import type { AcmpApi } from '../../client/src/extension';
+import { askRunner } from '../e2e/suite/askRunner';
+import { measuredRun } from '../e2e/suite/measuredRun';
+import { type RunFigures, SIZES_VARIABLE, benchDagFile } from './uiWorkspace';
+
+export async function run(): Promise<void> {
+  await vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!.activate();
+  const folder = vscode.workspace.workspaceFolders![0]!.uri;
+  for (const size of process.env[SIZES_VARIABLE]!.split(',').map(Number)) {
+    const uri = vscode.Uri.joinPath(folder, benchDagFile(size));
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.window.showTextDocument(uri);
+    // From the command, as a user's click: the server's layout, the page's start and its first frame all count.
+    const since = Date.now();
+    await vscode.commands.executeCommand('acmp.showGraph', uri);
+    await askRunner('graph-figures', { size, since });
+    for (const graph of [false, true]) {
+      const { runMs, finalAfterMs, probes } = await measuredRun(uri, { graph });
+      await askRunner('run-figures', { size, graph, run: { runMs, finalAfterMs, probes } } satisfies RunFigures);
+      console.log(`bench:ui: ${size} tasks, graph ${graph ? 'open' : 'closed'}: measured`);
+    }
+  }
+}

@@ -1,0 +1,196 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+// What a user sees of a run, read in the browser: a probe in the workbench page (and in a graph webview's frame)
+// that on every animation frame notes the gap since the last one and whether each display of the run shows its final
+// state yet. The extension host cannot see the window; the runner installs this through playwright (launcher.ts).
+import type { Frame } from 'playwright-core';
+
+/** The displays of a run: the runs tree, the status bar item, the progress notification, the inline states, the graph. */
+export type Display = 'tree' | 'statusBar' | 'notification' | 'decorations' | 'graph';
+
+export interface ProbeOptions {
+  /** The DAG file's name, as the notification's title shows it. */
+  readonly fileName: string;
+  /** The DAG's dag_id, as the tree's run row and the status bar show it. */
+  readonly dagId: string;
+  readonly displays: readonly Display[];
+}
+
+export interface ProbeResult {
+  /** Which frame: the workbench's, or a graph webview's. */
+  readonly frame: 'workbench' | 'graph';
+  readonly frames: number;
+  /** The longest gap between two animation frames: the longest the window could not draw. */
+  readonly longestFrameMs: number;
+  readonly framesOver100Ms: number;
+  /** The longest frame the browser's Long Animation Frames API reported, where it has one. */
+  readonly longestAnimationFrameMs: number | undefined;
+  /** For each display that shows the final state now: since when (Date.now()). */
+  readonly finalSince: Partial<Record<Display, number>>;
+  /** The displays seen showing the run unfinished at least once (a short run may end before one is drawn). */
+  readonly seenRunning: readonly Display[];
+  /** Frames in which both the status bar and the notification showed a task counter, and those where they differed. */
+  readonly countersCompared: number;
+  readonly countersDisagreed: number;
+  /** The first disagreement seen, as `status bar | notification`. */
+  readonly firstDisagreement: string | undefined;
+}
+
+/** A run as a user saw it (suite/measuredRun.ts). */
+export interface RunMeasure {
+  /** The server's time from the run's start to its end. */
+  readonly runMs: number;
+  /** For each display, how long after the run's end it showed the final states (0: by then); absent: not in time. */
+  readonly finalAfterMs: Partial<Record<Display, number>>;
+  /** The workbench's probe, then the graph's when it was open. */
+  readonly probes: readonly ProbeResult[];
+}
+
+interface PageProbe {
+  done(): boolean;
+  stop(): ProbeResult;
+}
+
+/** Runs in the page (serialized by playwright): nothing from outside this function is in scope there. */
+async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): Promise<void> {
+  // What came before the run (opening a large DAG: tokenizing, laying out) is not the run's: the probe starts once
+  // the window has drawn every frame in time for a while (or after SETTLE_LIMIT_MS, whatever it is doing).
+  const SETTLED_MS = 1_000;
+  const SETTLE_LIMIT_MS = 30_000;
+  await new Promise<void>((settled) => {
+    const begun = performance.now();
+    let quietSince = begun;
+    let previous = begun;
+    const wait = (now: number): void => {
+      if (now - previous > 50) quietSince = now;
+      previous = now;
+      if (now - quietSince >= SETTLED_MS || now - begun >= SETTLE_LIMIT_MS) settled();
+      else requestAnimationFrame(wait);
+    };
+    requestAnimationFrame(wait);
+  });
+  /** The inline state after a task's declaration (client/src/presentation.ts, taskSummary). */
+  const TASK_STATE = /^"[○◔✓✗⊘] (pending|running|completed|failed|cancelled)/;
+  const visible = (element: Element): boolean => (element as HTMLElement).offsetParent !== null;
+  const textOf = (element: Element | null | undefined): string => element?.textContent ?? '';
+  const statusBarItem = (): Element | undefined =>
+    [...document.querySelectorAll('.statusbar-item')].find(
+      (item) => visible(item) && textOf(item).includes(options.dagId),
+    );
+  // The progress notification is a toast, or, while toasts are not shown, its line in the status bar.
+  const notification = (): Element | undefined =>
+    [...document.querySelectorAll('.notification-toast, .statusbar-item')].find(
+      (element) => visible(element) && textOf(element).includes(`Running ${options.fileName}`),
+    );
+  const counter = (text: string): string | undefined => /(\d+)\/(\d+)/.exec(text)?.[0];
+  const checks: Record<Display, () => boolean> = {
+    tree: () => {
+      const rows = [...document.querySelectorAll('.tree-explorer-viewlet-tree-view .monaco-list-row')];
+      const run = rows.find((row) => textOf(row.querySelector('.label-name')) === options.dagId);
+      if (run === undefined || /^running/.test(textOf(run.querySelector('.label-description')))) return false;
+      return !rows.some((row) => row.querySelector('.codicon-sync, .codicon-circle-outline') !== null);
+    },
+    statusBar: () => statusBarItem() === undefined,
+    notification: () => notification() === undefined,
+    decorations: () => {
+      const states = [...document.querySelectorAll('.monaco-editor .view-line span[class*="ced-"]')]
+        .map((span) => TASK_STATE.exec(getComputedStyle(span, '::after').content)?.[1])
+        .filter((state) => state !== undefined);
+      return states.length > 0 && states.every((state) => state !== 'pending' && state !== 'running');
+    },
+    graph: () => {
+      const tasks = [...document.querySelectorAll('svg g.task')];
+      const states = tasks.map((task) => /state-(\w+)/.exec(task.getAttribute('class') ?? '')?.[1]);
+      return (
+        tasks.length > 0 && states.every((state) => state !== undefined && state !== 'pending' && state !== 'running')
+      );
+    },
+  };
+  const finalSince: Partial<Record<Display, number>> = {};
+  const seenRunning = new Set<Display>();
+  let frames = 0;
+  let longestFrameMs = 0;
+  let framesOver100Ms = 0;
+  let longestAnimationFrameMs: number | undefined;
+  let countersCompared = 0;
+  let countersDisagreed = 0;
+  let firstDisagreement: string | undefined;
+  let last: number | undefined;
+  let stopped = false;
+  const observer = PerformanceObserver.supportedEntryTypes.includes('long-animation-frame')
+    ? new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) {
+          longestAnimationFrameMs = Math.max(longestAnimationFrameMs ?? 0, entry.duration);
+        }
+      })
+    : undefined;
+  observer?.observe({ type: 'long-animation-frame' });
+  const tick = (now: number): void => {
+    if (stopped) return;
+    if (last !== undefined) {
+      const gap = now - last;
+      frames += 1;
+      longestFrameMs = Math.max(longestFrameMs, gap);
+      if (gap > 100) framesOver100Ms += 1;
+    }
+    last = now;
+    for (const display of options.displays) {
+      if (checks[display]()) {
+        finalSince[display] ??= Date.now();
+      } else {
+        delete finalSince[display];
+        seenRunning.add(display);
+      }
+    }
+    if (options.displays.includes('statusBar') && options.displays.includes('notification')) {
+      const shown = [counter(textOf(statusBarItem())), counter(textOf(notification()))];
+      if (shown[0] !== undefined && shown[1] !== undefined) {
+        countersCompared += 1;
+        if (shown[0] !== shown[1]) {
+          countersDisagreed += 1;
+          firstDisagreement ??= shown.join(' | ');
+        }
+      }
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+  const pageProbe: PageProbe = {
+    done: () => options.displays.every((display) => finalSince[display] !== undefined),
+    stop: () => {
+      stopped = true;
+      observer?.disconnect();
+      return {
+        frame: options.frame,
+        frames,
+        longestFrameMs,
+        framesOver100Ms,
+        longestAnimationFrameMs,
+        finalSince,
+        seenRunning: [...seenRunning],
+        countersCompared,
+        countersDisagreed,
+        firstDisagreement,
+      };
+    },
+  };
+  (globalThis as unknown as { acmpProbe: PageProbe }).acmpProbe = pageProbe;
+}
+
+/**
+ * Starts the probe in a frame: the graph frame watches the graph, the workbench's every other display. The probe's
+ * source goes as text: the test runner's transpiler may add helpers (esbuild's `__name`) that the page lacks.
+ */
+export async function startProbe(frame: Frame, options: ProbeOptions, isGraph: boolean): Promise<void> {
+  const displays = options.displays.filter((display) => (display === 'graph') === isGraph);
+  const argument = { ...options, displays, frame: isGraph ? 'graph' : 'workbench' };
+  await frame.evaluate(`globalThis.__name = (f) => f; (${probe.toString()})(${JSON.stringify(argument)})`);
+}
+
+/** The probe's figures once every display shows its final state, or after `timeoutMs` with those that do. */
+export async function probeResult(frame: Frame, timeoutMs: number): Promise<ProbeResult> {
+  await frame
+    .waitForFunction('globalThis.acmpProbe.done()', undefined, { timeout: timeoutMs, polling: 50 })
+    .catch(() => undefined);
+  return frame.evaluate<ProbeResult>('globalThis.acmpProbe.stop()');
+}
