@@ -3,7 +3,7 @@
 // which needs Node 24, also from the registry), driven by Debian's Chromium through playwright-core. An
 // extension-host entry reaches the workbench through its URL payload (`--vscode-option enable-smoke-test-driver`)
 // and reports its exit code through `codeAutomationExit`; it asks the browser side for what only the browser sees
-// (screenshots, the workbench's DOM) through suite/askRunner.ts. Everything is installed into .cache/e2e once and
+// (screenshots, the workbench's DOM) through suite/askRunner.ts. Everything is installed into the e2e cache once and
 // reused; every process started here is stopped, even on failure.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { format } from 'node:util';
 import { type Frame, type Page, chromium } from 'playwright-core';
+import { e2eCache } from '../support/e2eCache';
 import { freePort } from '../support/system';
 import { Failure, root, run } from './build';
 import { ASK_MARKER, type Asked } from './askProtocol';
@@ -22,12 +23,12 @@ const CODE_SERVER = '4.139.1';
 const NODE = '24.22.3';
 const CHROMIUM = '/usr/bin/chromium';
 
-const cache = join(root, '.cache', 'e2e');
+const cache = e2eCache;
 const nodeBin = join(cache, 'bin');
 /** Where screenshots go (out/e2e/NAME.png). */
 export const screenshots = join(root, 'out', 'e2e');
 
-/** Node 24 and code-server in .cache/e2e, installed once for the pinned versions; Chromium checked. */
+/** Node 24 and code-server in the e2e cache (test/support/e2eCache.ts), installed once for the pinned versions; Chromium checked. */
 export function ensureCodeServer(): string {
   if (!existsSync(CHROMIUM)) {
     throw new Failure(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`);
@@ -37,7 +38,7 @@ export function ensureCodeServer(): string {
   if (existsSync(entry) && existsSync(stamp)) return entry;
   const npmCli = process.env.npm_execpath;
   if (npmCli === undefined || !existsSync(npmCli)) throw new Failure('run this through npm (`npm run test:e2e`)');
-  console.log(`e2e: installing code-server ${CODE_SERVER} and Node ${NODE} into .cache/e2e (a few minutes, once)`);
+  console.log(`e2e: installing code-server ${CODE_SERVER} and Node ${NODE} into ${cache} (a few minutes, once)`);
   rmSync(cache, { recursive: true, force: true });
   mkdirSync(nodeBin, { recursive: true });
   writeFileSync(

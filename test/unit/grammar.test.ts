@@ -6,6 +6,7 @@ import path from 'node:path';
 import { INITIAL, Registry, parseRawGrammar, type IGrammar, type IRawTheme, type StateStack } from 'vscode-textmate';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { OnigScanner, OnigString, loadWASM } from 'vscode-oniguruma';
+import { e2eCache } from '../support/e2eCache';
 
 // package.json has no "type", so this file is CommonJS (tsconfig module Node16): __filename and __dirname exist.
 const requireFromHere = createRequire(__filename);
@@ -396,7 +397,7 @@ test('comments are illegal, escapes are recognised and bad escapes flagged', asy
 type IRawThemeSetting = IRawTheme['settings'][number];
 
 /** The built-in colour themes of the VS Code the e2e suite installs (npm run test:e2e); absent on a fresh machine. */
-const BUILTIN_THEMES = path.resolve(__dirname, '../../.cache/e2e/node_modules/code-server/lib/vscode/extensions');
+const BUILTIN_THEMES = path.join(e2eCache, 'node_modules/code-server/lib/vscode/extensions');
 
 /**
  * A theme's token colour rules, its `include`s and `tokenColors` files followed, after a first rule giving plain text
