@@ -99,11 +99,9 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
       return states.length > 0 && states.every((state) => state !== 'pending' && state !== 'running');
     },
     graph: () => {
-      const tasks = [...document.querySelectorAll('svg g.task')];
-      const states = tasks.map((task) => /state-(\w+)/.exec(task.getAttribute('class') ?? '')?.[1]);
-      return (
-        tasks.length > 0 && states.every((state) => state !== undefined && state !== 'pending' && state !== 'running')
-      );
+      // The graph page's status line: `run: 3/10 finished` while its run goes, `last run: 10/10 finished` after.
+      const counts = /last run: (\d+)\/(\d+) finished/.exec(document.getElementById('status')?.textContent ?? '');
+      return counts !== null && counts[1] === counts[2];
     },
   };
   const finalSince: Partial<Record<Display, number>> = {};
