@@ -2,7 +2,7 @@
 import { ThemeColor, ThemeIcon } from 'vscode';
 import type { RunStatus, TaskState } from '../../server/src/run/types';
 import type { TaskSnapshot } from './runs';
-import { formatCost, joined, taskDuration } from './runText';
+import { joined, taskCost, taskDuration } from './runText';
 
 type Shown = TaskState | RunStatus | 'running';
 
@@ -36,11 +36,7 @@ export const stateColor = (state: Shown): ThemeColor | undefined => COLOR[state]
 
 /** `✓ completed · 120 ms · 0.003 CU`: a task's last state, inline after its declaration. */
 export const taskSummary = (task: TaskSnapshot): string =>
-  joined([
-    `${SYMBOL[task.state]} ${task.state}`,
-    taskDuration(task),
-    task.costCu === undefined ? undefined : formatCost(task.costCu),
-  ]);
+  joined([`${SYMBOL[task.state]} ${task.state}`, taskDuration(task), taskCost(task)]);
 
 /** The start of a JSON value, for a tooltip. */
 export function preview(value: unknown, maxChars = 600): string {

@@ -33,13 +33,17 @@ const duration = (startedAt: string | undefined, finishedAt: string | undefined)
 /** How long a task ran; undefined until it finished. */
 export const taskDuration = (task: TaskSnapshot): string | undefined => duration(task.startedAt, task.finishedAt);
 
+/** What a task cost; undefined until its provider said. */
+export const taskCost = (task: TaskSnapshot): string | undefined =>
+  task.costCu === undefined ? undefined : formatCost(task.costCu);
+
 /** The lines of a task's tooltip below its id and state: what the tree row has no room for. */
 export function taskDetails(task: TaskSnapshot): string[] {
   return [
     joined([task.capability, task.providerId && `provider ${task.providerId}`]),
     joined([
       taskDuration(task),
-      task.costCu === undefined ? undefined : formatCost(task.costCu),
+      taskCost(task),
       task.tokensUsed === undefined ? undefined : counted(task.tokensUsed, 'token'),
       task.proof === undefined || task.proof === 'absent' ? undefined : `proof ${task.proof}`,
     ]),

@@ -16,12 +16,10 @@ import {
 import type { TaskOutput } from '../../server/src/run/protocol';
 import type { RunReport } from '../../server/src/run/types';
 import type { RunLog } from './runLog';
-import { firstFailure, refusalMessage, runEndMessage } from './runText';
+import { fileName, firstFailure, refusalMessage, runEndMessage } from './runText';
 import type { RunNode, TaskNode } from './runTree';
 import type { RunsModel } from './runs';
 import { type ProviderTokens, configuredProviderIds } from './tokens';
-
-const fileName = (uri: Uri): string => uri.path.slice(uri.path.lastIndexOf('/') + 1);
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -66,7 +64,7 @@ export class Runner {
     };
     try {
       const report = await window.withProgress(
-        { location: ProgressLocation.Notification, title: `Running ${fileName(uri)}`, cancellable: true },
+        { location: ProgressLocation.Notification, title: `Running ${fileName(uri.toString())}`, cancellable: true },
         async (progress, cancellation) => {
           cancellation.onCancellationRequested(() => void this.cancelRun(runId));
           // The counter the status bar shows too, read on the same (coalesced) change: the two agree at every moment.
@@ -103,7 +101,7 @@ export class Runner {
       }
       const message = messageOf(error);
       this.log.failed(uri.toString(), message);
-      void window.showErrorMessage(`The run of ${fileName(uri)} failed: ${message}`);
+      void window.showErrorMessage(`The run of ${fileName(uri.toString())} failed: ${message}`);
       return undefined;
     }
   }

@@ -16,7 +16,7 @@ import { freePort } from '../support/system';
 import { Failure, root, run } from './build';
 import { ASK_MARKER, type Asked } from './askProtocol';
 import type { BrowserRequest, ElementSeen } from './browserProtocol';
-import { type ProbeStep, probeGraph } from './graphBench';
+import { type ProbeStep, graphFrame, probeGraph } from './graphBench';
 import { type ProbeOptions, type ProbeResult, probeResult, startProbe } from './workbenchProbe';
 
 const CODE_SERVER = '4.139.1';
@@ -161,11 +161,8 @@ async function stop(child: ChildProcess): Promise<void> {
  * draws nothing within `timeoutMs`): the extension host cannot see into webviews, the browser can.
  */
 function drawnGraph(page: Page, timeoutMs: number): Promise<Frame | undefined> {
-  const webviews = page.frames().filter((frame) => frame.url().includes('webview'));
-  const drawn = webviews.map((frame) =>
-    frame.waitForSelector('canvas#graph[data-drawn-at]', { timeout: timeoutMs }).then(() => frame),
-  );
-  return Promise.any(drawn).catch(() => undefined);
+  if (!page.frames().some((frame) => frame.url().includes('webview'))) return Promise.resolve(undefined);
+  return graphFrame(page, timeoutMs).catch(() => undefined);
 }
 
 /** Does what the suite asks of the browser (suite/browser.ts). */
