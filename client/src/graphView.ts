@@ -6,7 +6,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
 import { type FromGraphPage, type PostedState, type ToGraphPage, graphHtml } from './graphPage';
-import type { RunsModel } from './runs';
+import type { RunsChange, RunsModel } from './runs';
 
 const SHOW_GRAPH_COMMAND = 'acmp.showGraph';
 const GRAPH_VIEW_TYPE = 'acmp.graph';
@@ -75,8 +75,32 @@ class GraphPanel {
     this.refreshTimer = setTimeout(() => void this.refresh().catch(() => undefined), REFRESH_DELAY_MS);
   }
 
-  /** Sends the page the states of the document's latest run that changed since it was last sent them. */
-  showStates(reset = false): void {
+  /**
+   * Sends the page the states of the document's latest run that changed since it was last sent them: of the tasks
+   * `change` names while the run goes on (a run's tasks are thousands, a change's a few), else of every task.
+   */
+  showStates(reset = false, change?: RunsChange): void {
+    const latest = this.runs.latestStatusOf(this.uri.toString());
+    const onlyChanged =
+      !reset &&
+      change !== undefined &&
+      latest !== undefined &&
+      latest.runId === this.postedRunId &&
+      latest.status === 'running' &&
+      !change.listChanged &&
+      !change.ended.has(latest.runId);
+    if (onlyChanged) {
+      const changedTasks = change.tasks.get(latest.runId);
+      const changed: Record<string, PostedState> = {};
+      for (const taskId of changedTasks ?? []) {
+        const state = this.runs.task(latest.runId, taskId)?.state;
+        if (state === undefined || this.postedStates.get(taskId) === state) continue;
+        this.postedStates.set(taskId, state);
+        changed[taskId] = state;
+      }
+      if (Object.keys(changed).length > 0) this.post({ type: 'states', reset: false, states: changed, running: true });
+      return;
+    }
     const run = this.runs.latestOf(this.uri.toString());
     const newRun = run?.runId !== this.postedRunId;
     if (reset || newRun) this.postedStates.clear();
@@ -204,8 +228,8 @@ export function registerGraphView(context: vscode.ExtensionContext, client: Lang
     vscode.window.onDidChangeTextEditorSelection(({ textEditor }) => {
       void panels.get(textEditor.document.uri.toString())?.followCursor(textEditor);
     }),
-    runs.onDidChange(() => {
-      for (const graphPanel of panels.values()) graphPanel.showStates();
+    runs.onDidChange((change) => {
+      for (const graphPanel of panels.values()) graphPanel.showStates(false, change);
     }),
     {
       dispose: () => {

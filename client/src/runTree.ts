@@ -1,5 +1,6 @@
-// The tree view "ACMP Runs": one node per run, its tasks as children. A change of the runs redraws only the tasks
-// that changed (the model coalesces them, runs.ts); the whole tree only when runs start, end or are cleared.
+// The tree view "ACMP Runs": one node per run, its tasks as children (a large run's by state). A change of the runs
+// redraws only the tasks that changed (the model coalesces them, runs.ts); the whole tree only when runs start, end or
+// are cleared.
 import {
   type Disposable,
   EventEmitter,
@@ -13,11 +14,19 @@ import {
 import { preview, stateIcon } from './presentation';
 import { runDescription, runDetails, taskDetails } from './runText';
 import type { RunSnapshot, RunsChange, RunsModel, TaskSnapshot } from './runs';
+import type { TaskState } from '../../server/src/run/types';
 
 export const RUNS_VIEW = 'acmpRuns';
 /** More tasks changed at once than this redraw their run instead, at most every RUN_REDRAW_MS (RunTreeProvider.refresh). */
 const MAX_TASKS_REDRAWN = 500;
 const RUN_REDRAW_MS = 1_000;
+/**
+ * A run of more tasks than this lists them by state, failed first, each state a closed node: its start and its end
+ * then change a few nodes rather than every task's row (VS Code's work, and what crosses to the window, grow with the
+ * rows a change lists).
+ */
+export const MAX_TASKS_LISTED = 1_000;
+const GROUP_ORDER: readonly TaskState[] = ['failed', 'cancelled', 'running', 'pending', 'completed'];
 
 /** `run` is the run as it was when the tree last listed the runs; its item shows the run as it is now. */
 export interface RunNode {
@@ -33,8 +42,17 @@ export interface TaskNode {
   readonly task: TaskSnapshot;
 }
 
+/** The tasks of a large run in one state (MAX_TASKS_LISTED). */
+export interface GroupNode {
+  readonly kind: 'group';
+  readonly runId: string;
+  readonly state: TaskState;
+}
+
 /** What the tree's context actions receive. */
-export type RunTreeNode = RunNode | TaskNode;
+export type RunTreeNode = RunNode | GroupNode | TaskNode;
+
+const grouped = (run: RunSnapshot): boolean => run.tasks.length > MAX_TASKS_LISTED;
 
 /** Menus in package.json select the actions by these (`viewItem`). */
 function runContext(run: RunSnapshot): string {
@@ -88,6 +106,15 @@ function taskItem({ runId, task }: TaskNode): TreeItem {
   return item;
 }
 
+function groupItem({ runId, state }: GroupNode, tasks: number): TreeItem {
+  const item = new TreeItem(state, TreeItemCollapsibleState.Collapsed);
+  item.id = `group:${runId}:${state}`;
+  item.description = `${tasks.toLocaleString('en')} task${tasks === 1 ? '' : 's'}`;
+  item.iconPath = stateIcon(state);
+  item.contextValue = 'task-group';
+  return item;
+}
+
 function taskTooltip(task: TaskSnapshot): MarkdownString {
   const tooltip = new MarkdownString()
     .appendMarkdown(`**${task.taskId}** · ${task.state}\n\n`)
@@ -135,7 +162,13 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
       if (change.ended.has(runId)) continue;
       const nodes = this.taskNodes.get(runId);
       if (nodes === undefined) continue;
-      if (taskIds.size > MAX_TASKS_REDRAWN || this.runsToRedraw.has(runId)) {
+      // A task of a grouped run that changed state belongs to another group: its run is redrawn.
+      const runNode = this.runNodes.get(runId);
+      if (
+        (runNode !== undefined && grouped(runNode.run)) ||
+        taskIds.size > MAX_TASKS_REDRAWN ||
+        this.runsToRedraw.has(runId)
+      ) {
         this.runsToRedraw.add(runId);
         continue;
       }
@@ -163,21 +196,42 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
       return runs;
     }
     if (node.kind === 'task') return [];
-    const run = this.runs.get(node.run.runId);
+    const run = this.runs.get(node.kind === 'run' ? node.run.runId : node.runId);
     if (run === undefined) return [];
-    const tasks = run.tasks.map((task): TaskNode => ({ kind: 'task', runId: run.runId, task }));
-    this.taskNodes.set(run.runId, new Map(tasks.map((taskNode) => [taskNode.task.taskId, taskNode])));
+    if (node.kind === 'run' && grouped(run)) {
+      // Known to the change handling (taskNodes) even before a group is opened: changes then redraw the run.
+      if (!this.taskNodes.has(run.runId)) this.taskNodes.set(run.runId, new Map());
+      const states = new Set(run.tasks.map((task) => task.state));
+      return GROUP_ORDER.filter((state) => states.has(state)).map((state) => ({
+        kind: 'group',
+        runId: run.runId,
+        state,
+      }));
+    }
+    const listed = node.kind === 'group' ? run.tasks.filter((task) => task.state === node.state) : run.tasks;
+    const tasks = listed.map((task): TaskNode => ({ kind: 'task', runId: run.runId, task }));
+    const nodes =
+      node.kind === 'group'
+        ? (this.taskNodes.get(run.runId) ?? new Map<string, TaskNode>())
+        : new Map<string, TaskNode>();
+    for (const taskNode of tasks) nodes.set(taskNode.task.taskId, taskNode);
+    this.taskNodes.set(run.runId, nodes);
     return tasks;
   }
 
   getTreeItem(node: RunTreeNode): TreeItem {
     if (node.kind === 'run') return runItem({ ...node, run: this.currentRun(node) });
+    if (node.kind === 'group') {
+      const tasks = this.runs.get(node.runId)?.tasks.filter((task) => task.state === node.state).length ?? 0;
+      return groupItem(node, tasks);
+    }
     return taskItem({ ...node, task: this.currentTask(node) });
   }
 
   /** Tooltips only when hovered: a run's end redraws every task row, and their tooltips were most of what it sent. */
   resolveTreeItem(item: TreeItem, node: RunTreeNode): TreeItem {
-    item.tooltip = node.kind === 'run' ? runTooltip(this.currentRun(node)) : taskTooltip(this.currentTask(node));
+    if (node.kind === 'run') item.tooltip = runTooltip(this.currentRun(node));
+    else if (node.kind === 'task') item.tooltip = taskTooltip(this.currentTask(node));
     return item;
   }
 
@@ -190,7 +244,10 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
   }
 
   getParent(node: RunTreeNode): RunTreeNode | undefined {
-    return node.kind === 'run' ? undefined : this.runNodes.get(node.runId);
+    if (node.kind === 'run') return undefined;
+    const runNode = this.runNodes.get(node.runId);
+    if (node.kind === 'group' || runNode === undefined || !grouped(runNode.run)) return runNode;
+    return { kind: 'group', runId: node.runId, state: this.currentTask(node).state };
   }
 
   dispose(): void {

@@ -155,6 +155,12 @@ export class RunsModel implements Disposable {
       }));
   }
 
+  /** The id and status of the newest run of a document, without a copy of its tasks. */
+  latestStatusOf(uri: string): Pick<RunSnapshot, 'runId' | 'status'> | undefined {
+    const run = this.records.find((record) => record.uri === uri);
+    return run === undefined ? undefined : { runId: run.runId, status: run.status };
+  }
+
   /** The newest run of a document. */
   latestOf(uri: string): RunSnapshot | undefined {
     return this.snapshot((run) => run.uri === uri);

@@ -23,6 +23,8 @@ const CACHE_MAX_SCALE = 0.25;
 const CACHE_MAX_PIXELS = 16e6;
 const CACHE_MAX_SIDE = 16_000;
 const CACHE_IDLE_MS = 300;
+/** The image's sides are multiples of this, so that each smaller level is exactly half the one above. */
+const CACHE_SIDE_STEP = 128;
 /** About this many boxes are painted into the image between two chances for a frame. */
 const CACHE_STRIPE_BOXES = 300;
 const FIT_MARGIN = 24;
@@ -67,6 +69,8 @@ interface Shown {
   readonly edgeBounds: Float64Array;
   /** Each box's label cut to fit, by font, computed once. */
   readonly labels: Map<string, string>;
+  /** Each task's box, by task id. */
+  readonly boxOf: ReadonlyMap<string, number>;
 }
 
 let graph: DagGraph | undefined;
@@ -116,6 +120,7 @@ function shownOf(
     layout,
     edgeBounds,
     labels: new Map(),
+    boxOf: new Map(ids.map((id, n) => [id, n])),
   };
 }
 
@@ -330,41 +335,14 @@ function paint(target: CanvasRenderingContext2D, scale: number, rect: WorldRect,
     target.stroke();
   }
 
-  // Boxes, one path a look.
-  const looks = new Map<string, number[]>();
   const visible: number[] = [];
   for (let n = 0; n < layout.boxes.length / 2; n++) {
     const x = layout.boxes[2 * n]!;
     const y = layout.boxes[2 * n + 1]!;
     if (x > rect.right || x < rect.left || y > rect.bottom || y < rect.top) continue;
     visible.push(n);
-    const look = n >= shown!.taskCount ? 'missing' : (stateOf(n) ?? 'none');
-    let list = looks.get(look);
-    if (list === undefined) looks.set(look, (list = []));
-    list.push(n);
   }
-  for (const [look, list] of looks) {
-    traceBoxes(target, list);
-    target.fillStyle = palette.box;
-    target.fill();
-    const colour =
-      look === 'none' ? palette.border : look === 'missing' ? palette.warning : palette.states[look as TaskState];
-    if (look !== 'none' && look !== 'missing') {
-      target.globalAlpha = 0.22;
-      target.fillStyle = colour;
-      target.fill();
-      target.globalAlpha = 1;
-    }
-    target.strokeStyle = colour;
-    target.lineWidth = (look === 'none' ? 1 : 2.5) * Math.max(pixel, 1);
-    // Not by colour alone: a missing, cancelled or running task has a dashed outline; a running one's moves.
-    const dashed = look === 'missing' || look === 'cancelled' || look === 'running';
-    target.setLineDash(dashed ? [6, 4] : []);
-    target.lineDashOffset = look === 'running' ? -((now / ANIMATION_MS) % 10) : 0;
-    target.stroke();
-  }
-  target.setLineDash([]);
-  target.lineDashOffset = 0;
+  const running = paintBoxes(target, visible, pixel, now);
 
   if (scale >= ID_SCALE) {
     target.textBaseline = 'middle';
@@ -388,6 +366,56 @@ function paint(target: CanvasRenderingContext2D, scale: number, rect: WorldRect,
     }
   }
   visibleBoxes = visible.length;
+  return running;
+}
+
+/**
+ * Paints boxes, one path a look, on a context transformed to 1 / `pixel`; returns whether a running task was among
+ * them. `over`: the boxes were painted before in another look, whose outline the new one must cover.
+ */
+function paintBoxes(
+  target: CanvasRenderingContext2D,
+  list: readonly number[],
+  pixel: number,
+  now: number,
+  over = false,
+): boolean {
+  const looks = new Map<string, number[]>();
+  for (const n of list) {
+    const look = n >= shown!.taskCount ? 'missing' : (stateOf(n) ?? 'none');
+    let boxes = looks.get(look);
+    if (boxes === undefined) looks.set(look, (boxes = []));
+    boxes.push(n);
+  }
+  const widest = 2.5 * Math.max(pixel, 1);
+  for (const [look, boxes] of looks) {
+    traceBoxes(target, boxes);
+    target.fillStyle = palette.box;
+    target.fill();
+    if (over) {
+      // The old outline may be wider, or show through the gaps of a dashed one.
+      target.strokeStyle = palette.box;
+      target.lineWidth = widest;
+      target.stroke();
+    }
+    const colour =
+      look === 'none' ? palette.border : look === 'missing' ? palette.warning : palette.states[look as TaskState];
+    if (look !== 'none' && look !== 'missing') {
+      target.globalAlpha = 0.22;
+      target.fillStyle = colour;
+      target.fill();
+      target.globalAlpha = 1;
+    }
+    target.strokeStyle = colour;
+    target.lineWidth = look === 'none' ? widest / 2.5 : widest;
+    // Not by colour alone: a missing, cancelled or running task has a dashed outline; a running one's moves.
+    const dashed = look === 'missing' || look === 'cancelled' || look === 'running';
+    target.setLineDash(dashed ? [6, 4] : []);
+    target.lineDashOffset = look === 'running' ? -((now / ANIMATION_MS) % 10) : 0;
+    target.stroke();
+  }
+  target.setLineDash([]);
+  target.lineDashOffset = 0;
   return looks.has('running');
 }
 
@@ -395,8 +423,10 @@ function paint(target: CanvasRenderingContext2D, scale: number, rect: WorldRect,
  * The whole graph painted once at a small scale: zoomed out that far, a frame draws this image instead of every
  * edge again (what keeps panning 10,000 tasks under 50 ms a frame). Painted again when idle after a change.
  */
-let cache: { readonly levels: readonly { image: HTMLCanvasElement; scale: number }[]; stale: boolean } | undefined;
+let cache: { readonly levels: readonly { image: HTMLCanvasElement; scale: number }[] } | undefined;
 let cacheTimer: ReturnType<typeof setTimeout> | undefined;
+/** Boxes whose state changed since the image now being painted was begun: painted again once it is done. */
+const boxesChangedWhilePainting = new Set<number>();
 
 /** What is shown changed: the whole graph or a neighbourhood, or a new graph. */
 function shownChanged(): void {
@@ -405,15 +435,57 @@ function shownChanged(): void {
   looksChanged();
 }
 
-/** States or colours changed. */
+/** Colours changed: everything is painted again. */
 function looksChanged(): void {
   overviewStale = true;
   paintCacheSoon();
   requestFrame();
 }
 
+/**
+ * The states of these boxes changed: the image is painted again where they are (a run changes thousands of states a
+ * second: painting all of the image again for each change would keep a large graph's page busy for the whole run).
+ */
+function statesChanged(changed: readonly number[]): void {
+  overviewStale = true;
+  for (const n of changed) boxesChangedWhilePainting.add(n);
+  repaintCachedBoxes(changed);
+  requestFrame();
+}
+
+/** Paints boxes again in the largest level of the image, and their region of each smaller level from the one above. */
+function repaintCachedBoxes(list: readonly number[]): void {
+  if (cache === undefined || list.length === 0) return;
+  const { levels } = cache;
+  const largest = levels[0]!;
+  const { boxes } = shown!.layout;
+  const target = largest.image.getContext('2d')!;
+  target.setTransform(largest.scale, 0, 0, largest.scale, 0, 0);
+  paintBoxes(target, list, 1 / largest.scale, 0, true);
+  target.setTransform(1, 0, 0, 1, 0, 0);
+  // The region painted, in the largest level's pixels (outlines reach past a box), on whole pixels of every level.
+  const step = 2 ** (levels.length - 1);
+  const reach = 2.5 / largest.scale;
+  let [left, top, right, bottom] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const n of list) {
+    left = Math.min(left, boxes[2 * n]! - reach);
+    top = Math.min(top, boxes[2 * n + 1]! - reach);
+    right = Math.max(right, boxes[2 * n]! + BOX_WIDTH + reach);
+    bottom = Math.max(bottom, boxes[2 * n + 1]! + BOX_HEIGHT + reach);
+  }
+  let x0 = Math.max(0, Math.floor((left * largest.scale) / step) * step);
+  let y0 = Math.max(0, Math.floor((top * largest.scale) / step) * step);
+  let x1 = Math.min(largest.image.width, Math.ceil((right * largest.scale) / step) * step);
+  let y1 = Math.min(largest.image.height, Math.ceil((bottom * largest.scale) / step) * step);
+  for (let l = 1; l < levels.length && x1 > x0 && y1 > y0; l++) {
+    const [above, level] = [levels[l - 1]!.image, levels[l]!.image.getContext('2d')!];
+    level.clearRect(x0 / 2, y0 / 2, (x1 - x0) / 2, (y1 - y0) / 2);
+    level.drawImage(above, x0, y0, x1 - x0, y1 - y0, x0 / 2, y0 / 2, (x1 - x0) / 2, (y1 - y0) / 2);
+    [x0, y0, x1, y1] = [x0 / 2, y0 / 2, x1 / 2, y1 / 2];
+  }
+}
+
 function paintCacheSoon(): void {
-  if (cache !== undefined) cache.stale = true;
   if (cacheTimer !== undefined) return;
   cacheTimer = setTimeout(() => {
     cacheTimer = undefined;
@@ -441,9 +513,11 @@ function paintCache(): void {
     CACHE_MAX_SIDE / Math.max(1, width),
     CACHE_MAX_SIDE / Math.max(1, height),
   );
+  boxesChangedWhilePainting.clear();
   const image = document.createElement('canvas');
-  image.width = Math.ceil(width * scale) + 2;
-  image.height = Math.ceil(height * scale) + 2;
+  const side = (length: number): number => Math.ceil((length * scale + 2) / CACHE_SIDE_STEP) * CACHE_SIDE_STEP;
+  image.width = side(width);
+  image.height = side(height);
   const target = image.getContext('2d', { willReadFrequently: false })!;
   const stripes = Math.max(1, Math.ceil(painted.layout.boxes.length / 2 / CACHE_STRIPE_BOXES));
   const stripeWidth = (width + 1) / stripes;
@@ -463,14 +537,16 @@ function paintCache(): void {
       target.getImageData(0, 0, 1, 1);
     } else {
       const larger = levels.at(-1)!.image;
-      if (larger.width <= 256 && larger.height <= 256) {
-        cache = { levels, stale: false };
+      if ((larger.width <= 256 && larger.height <= 256) || (larger.width % 2) + (larger.height % 2) > 0) {
+        cache = { levels };
+        repaintCachedBoxes([...boxesChangedWhilePainting]);
+        boxesChangedWhilePainting.clear();
         requestFrame();
         return;
       }
       const smaller = document.createElement('canvas');
-      smaller.width = Math.ceil(larger.width / 2);
-      smaller.height = Math.ceil(larger.height / 2);
+      smaller.width = larger.width / 2;
+      smaller.height = larger.height / 2;
       const smallerContext = smaller.getContext('2d')!;
       smallerContext.drawImage(larger, 0, 0, smaller.width, smaller.height);
       smallerContext.getImageData(0, 0, 1, 1);
@@ -873,7 +949,12 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
         else states.set(taskId, state);
       }
       runGoing = message.running;
-      looksChanged();
+      if (shown !== undefined) {
+        const changed = message.reset
+          ? shown.ids.slice(0, shown.taskCount).map((_, n) => n)
+          : Object.keys(message.states).flatMap((taskId) => shown!.boxOf.get(taskId) ?? []);
+        statesChanged(changed);
+      }
       describe();
       break;
     case 'cursor':
