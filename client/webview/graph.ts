@@ -23,8 +23,6 @@ const CACHE_MAX_SCALE = 0.25;
 const CACHE_MAX_PIXELS = 16e6;
 const CACHE_MAX_SIDE = 16_000;
 const CACHE_IDLE_MS = 300;
-/** The image's sides are multiples of this, so that each smaller level is exactly half the one above. */
-const CACHE_SIDE_STEP = 128;
 /** About this many boxes are painted into the image between two chances for a frame. */
 const CACHE_STRIPE_BOXES = 300;
 const FIT_MARGIN = 24;
@@ -453,35 +451,16 @@ function statesChanged(changed: readonly number[]): void {
   requestFrame();
 }
 
-/** Paints boxes again in the largest level of the image, and their region of each smaller level from the one above. */
+/**
+ * Paints boxes again in every level of the image. Each level is painted, not scaled down from the one above: drawing
+ * from a canvas that changed copies all of it first, tens of megabytes for a large graph's largest level.
+ */
 function repaintCachedBoxes(list: readonly number[]): void {
   if (cache === undefined || list.length === 0) return;
-  const { levels } = cache;
-  const largest = levels[0]!;
-  const { boxes } = shown!.layout;
-  const target = largest.image.getContext('2d')!;
-  target.setTransform(largest.scale, 0, 0, largest.scale, 0, 0);
-  paintBoxes(target, list, 1 / largest.scale, 0, true);
-  target.setTransform(1, 0, 0, 1, 0, 0);
-  // The region painted, in the largest level's pixels (outlines reach past a box), on whole pixels of every level.
-  const step = 2 ** (levels.length - 1);
-  const reach = 2.5 / largest.scale;
-  let [left, top, right, bottom] = [Infinity, Infinity, -Infinity, -Infinity];
-  for (const n of list) {
-    left = Math.min(left, boxes[2 * n]! - reach);
-    top = Math.min(top, boxes[2 * n + 1]! - reach);
-    right = Math.max(right, boxes[2 * n]! + BOX_WIDTH + reach);
-    bottom = Math.max(bottom, boxes[2 * n + 1]! + BOX_HEIGHT + reach);
-  }
-  let x0 = Math.max(0, Math.floor((left * largest.scale) / step) * step);
-  let y0 = Math.max(0, Math.floor((top * largest.scale) / step) * step);
-  let x1 = Math.min(largest.image.width, Math.ceil((right * largest.scale) / step) * step);
-  let y1 = Math.min(largest.image.height, Math.ceil((bottom * largest.scale) / step) * step);
-  for (let l = 1; l < levels.length && x1 > x0 && y1 > y0; l++) {
-    const [above, level] = [levels[l - 1]!.image, levels[l]!.image.getContext('2d')!];
-    level.clearRect(x0 / 2, y0 / 2, (x1 - x0) / 2, (y1 - y0) / 2);
-    level.drawImage(above, x0, y0, x1 - x0, y1 - y0, x0 / 2, y0 / 2, (x1 - x0) / 2, (y1 - y0) / 2);
-    [x0, y0, x1, y1] = [x0 / 2, y0 / 2, x1 / 2, y1 / 2];
+  for (const { image, scale } of cache.levels) {
+    const target = image.getContext('2d')!;
+    target.setTransform(scale, 0, 0, scale, 0, 0);
+    paintBoxes(target, list, 1 / scale, 0, true);
   }
 }
 
@@ -515,9 +494,8 @@ function paintCache(): void {
   );
   boxesChangedWhilePainting.clear();
   const image = document.createElement('canvas');
-  const side = (length: number): number => Math.ceil((length * scale + 2) / CACHE_SIDE_STEP) * CACHE_SIDE_STEP;
-  image.width = side(width);
-  image.height = side(height);
+  image.width = Math.ceil(width * scale) + 2;
+  image.height = Math.ceil(height * scale) + 2;
   const target = image.getContext('2d', { willReadFrequently: false })!;
   const stripes = Math.max(1, Math.ceil(painted.layout.boxes.length / 2 / CACHE_STRIPE_BOXES));
   const stripeWidth = (width + 1) / stripes;
@@ -537,7 +515,7 @@ function paintCache(): void {
       target.getImageData(0, 0, 1, 1);
     } else {
       const larger = levels.at(-1)!.image;
-      if ((larger.width <= 256 && larger.height <= 256) || (larger.width % 2) + (larger.height % 2) > 0) {
+      if (larger.width <= 256 && larger.height <= 256) {
         cache = { levels };
         repaintCachedBoxes([...boxesChangedWhilePainting]);
         boxesChangedWhilePainting.clear();
@@ -545,8 +523,8 @@ function paintCache(): void {
         return;
       }
       const smaller = document.createElement('canvas');
-      smaller.width = larger.width / 2;
-      smaller.height = larger.height / 2;
+      smaller.width = Math.ceil(larger.width / 2);
+      smaller.height = Math.ceil(larger.height / 2);
       const smallerContext = smaller.getContext('2d')!;
       smallerContext.drawImage(larger, 0, 0, smaller.width, smaller.height);
       smallerContext.getImageData(0, 0, 1, 1);
