@@ -421,7 +421,13 @@ function paintBoxes(
  * The whole graph painted once at a small scale: zoomed out that far, a frame draws this image instead of every
  * edge again (what keeps panning 10,000 tasks under 50 ms a frame). Painted again when idle after a change.
  */
-let cache: { readonly levels: readonly { image: HTMLCanvasElement; scale: number }[] } | undefined;
+interface CacheLevel {
+  readonly image: HTMLCanvasElement;
+  readonly scale: number;
+  /** Boxes whose state changed since this level was painted: painted again when a frame next draws the level. */
+  readonly changed: Set<number>;
+}
+let cache: { readonly levels: readonly CacheLevel[] } | undefined;
 let cacheTimer: ReturnType<typeof setTimeout> | undefined;
 /** Boxes whose state changed since the image now being painted was begun: painted again once it is done. */
 const boxesChangedWhilePainting = new Set<number>();
@@ -447,21 +453,23 @@ function looksChanged(): void {
 function statesChanged(changed: readonly number[]): void {
   overviewStale = true;
   for (const n of changed) boxesChangedWhilePainting.add(n);
-  repaintCachedBoxes(changed);
+  noteChangedBoxes(changed);
   requestFrame();
 }
 
-/**
- * Paints boxes again in every level of the image. Each level is painted, not scaled down from the one above: drawing
- * from a canvas that changed copies all of it first, tens of megabytes for a large graph's largest level.
- */
-function repaintCachedBoxes(list: readonly number[]): void {
-  if (cache === undefined || list.length === 0) return;
-  for (const { image, scale } of cache.levels) {
-    const target = image.getContext('2d')!;
-    target.setTransform(scale, 0, 0, scale, 0, 0);
-    paintBoxes(target, list, 1 / scale, 0, true);
-  }
+/** Notes boxes to paint again in every level of the image: each when a frame next draws it (most never are). */
+function noteChangedBoxes(list: readonly number[]): void {
+  for (const level of cache?.levels ?? []) for (const n of list) level.changed.add(n);
+}
+
+/** Paints the changed boxes of a level of the image again, over their old looks. */
+function currentLevel(level: CacheLevel): CacheLevel {
+  if (level.changed.size === 0) return level;
+  const target = level.image.getContext('2d')!;
+  target.setTransform(level.scale, 0, 0, level.scale, 0, 0);
+  paintBoxes(target, [...level.changed], 1 / level.scale, 0, true);
+  level.changed.clear();
+  return level;
 }
 
 function paintCacheSoon(): void {
@@ -499,7 +507,7 @@ function paintCache(): void {
   const target = image.getContext('2d', { willReadFrequently: false })!;
   const stripes = Math.max(1, Math.ceil(painted.layout.boxes.length / 2 / CACHE_STRIPE_BOXES));
   const stripeWidth = (width + 1) / stripes;
-  const levels = [{ image, scale }];
+  const levels: CacheLevel[] = [{ image, scale, changed: new Set() }];
   let step = 0;
   const next = (): void => {
     if (generation !== cacheGeneration || shown !== painted) return;
@@ -517,7 +525,7 @@ function paintCache(): void {
       const larger = levels.at(-1)!.image;
       if (larger.width <= 256 && larger.height <= 256) {
         cache = { levels };
-        repaintCachedBoxes([...boxesChangedWhilePainting]);
+        noteChangedBoxes([...boxesChangedWhilePainting]);
         boxesChangedWhilePainting.clear();
         requestFrame();
         return;
@@ -529,7 +537,7 @@ function paintCache(): void {
       smallerContext.drawImage(larger, 0, 0, smaller.width, smaller.height);
       smallerContext.getImageData(0, 0, 1, 1);
       scale /= 2;
-      levels.push({ image: smaller, scale });
+      levels.push({ image: smaller, scale, changed: new Set() });
     }
     step++;
     setTimeout(next, 0);
@@ -554,7 +562,7 @@ function draw(now: number): void {
   const level = cache?.levels.reduce((best, candidate) => (candidate.scale >= scale * ratio ? candidate : best));
   if (level !== undefined && scale <= cache!.levels[0]!.scale) {
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
-    const { image } = level;
+    const { image } = currentLevel(level);
     context.drawImage(
       image,
       transform.x,
