@@ -81,6 +81,11 @@ type TaskRecord = Mutable<TaskSnapshot>;
 type RunRecord = Omit<Mutable<RunSnapshot>, 'tasks'> & { readonly tasks: Map<string, TaskRecord> };
 
 const STORAGE_KEY = 'acmp.runs';
+/**
+ * A run that ends is stored this long after its views were told: the stored runs cross to the window (megabytes for
+ * a run of 10,000 tasks), which would otherwise take in that before what the views draw of the end.
+ */
+const PERSIST_DELAY_MS = 1_000;
 /** Runs kept, newest first: older finished runs are dropped. */
 export const MAX_RUNS = 20;
 
@@ -118,6 +123,7 @@ export class RunsModel implements Disposable {
   readonly onDidChange = this.changed.event;
   private pending = new PendingChange();
   private pendingTimer: ReturnType<typeof setTimeout> | undefined;
+  private persistTimer: ReturnType<typeof setTimeout> | undefined;
   private records: RunRecord[];
   /** Each run's copy, made when asked for and kept until the run changes: views ask far more often than runs change. */
   private readonly snapshots = new WeakMap<RunRecord, RunSnapshot>();
@@ -198,8 +204,8 @@ export class RunsModel implements Disposable {
       task.finishedAt = at;
     }
     run.finishedTasks = run.tasks.size;
-    this.persist();
     this.endedNow(run);
+    this.persistSoon();
   }
 
   apply(uri: string, event: RunEvent): void {
@@ -282,7 +288,7 @@ export class RunsModel implements Disposable {
       });
     }
     this.endedNow(run);
-    this.persist();
+    this.persistSoon();
   }
 
   /** Forgets a finished run. */
@@ -328,7 +334,13 @@ export class RunsModel implements Disposable {
     this.changed.fire(change);
   }
 
+  private persistSoon(): void {
+    this.persistTimer ??= setTimeout(() => this.persist(), PERSIST_DELAY_MS);
+  }
+
   private persist(): void {
+    clearTimeout(this.persistTimer);
+    this.persistTimer = undefined;
     // Only finished runs: a running one ends with the window's language server.
     const finished = this.records.filter((run) => run.status !== 'running').map((run) => this.snapshotOf(run));
     void this.storage.update(STORAGE_KEY, storedRuns(finished));
@@ -336,6 +348,7 @@ export class RunsModel implements Disposable {
 
   dispose(): void {
     clearTimeout(this.pendingTimer);
+    if (this.persistTimer !== undefined) this.persist();
     this.changed.dispose();
   }
 }
