@@ -63,10 +63,13 @@ class GraphPanel {
       this.drawnShape = shape;
       this.post({ type: 'graph', graph: this.graph, stale: this.stale });
     }
-    const editor = vscode.window.visibleTextEditors.find(
-      (shown) => shown.document.uri.toString() === this.uri.toString(),
-    );
+    const editor = this.shownEditor();
     if (editor !== undefined) await this.followCursor(editor);
+  }
+
+  /** An editor of the document in sight, if any. */
+  private shownEditor(): vscode.TextEditor | undefined {
+    return vscode.window.visibleTextEditors.find((shown) => shown.document.uri.toString() === this.uri.toString());
   }
 
   refreshSoon(): void {
@@ -129,7 +132,8 @@ class GraphPanel {
 
   /** Marks the task whose object holds the cursor of an editor of the document. */
   async followCursor(editor: vscode.TextEditor): Promise<void> {
-    if (this.graph === undefined) return;
+    // The outline of a large DAG crosses the window twice (an API command): not while the page is loading.
+    if (this.graph === undefined || !this.pageReady) return;
     const { version } = editor.document;
     if (this.outline?.version !== version) this.outline = { version, tasks: taskSymbols(this.uri) };
     const cursor = editor.selection.active;
@@ -157,6 +161,8 @@ class GraphPanel {
       if (this.graph !== undefined) this.post({ type: 'graph', graph: this.graph, stale: this.stale });
       this.showStates(true);
       this.post({ type: 'cursor', taskId: this.cursorTaskId });
+      const editor = this.shownEditor();
+      if (editor !== undefined) void this.followCursor(editor);
     } else {
       // The page has highlighted the task already: the cursor's move to it must not post it again.
       this.cursorTaskId = message.taskId;
@@ -168,11 +174,8 @@ class GraphPanel {
     const node = this.graph?.nodes.find((candidate) => candidate.id === taskId);
     if (node === undefined) return;
     const position = new vscode.Position(node.line, node.character);
-    const shown = vscode.window.visibleTextEditors.find(
-      (editor) => editor.document.uri.toString() === this.uri.toString(),
-    );
     await vscode.window.showTextDocument(this.uri, {
-      viewColumn: shown?.viewColumn ?? vscode.ViewColumn.One,
+      viewColumn: this.shownEditor()?.viewColumn ?? vscode.ViewColumn.One,
       selection: new vscode.Range(position, position),
     });
   }
