@@ -17,15 +17,14 @@ import type { RunSnapshot, RunsChange, RunsModel, TaskSnapshot } from './runs';
 import type { TaskState } from '../../server/src/run/types';
 
 export const RUNS_VIEW = 'acmpRuns';
-/** More tasks changed at once than this redraw their run instead, at most every RUN_REDRAW_MS (RunTreeProvider.refresh). */
-const MAX_TASKS_REDRAWN = 500;
-const RUN_REDRAW_MS = 1_000;
 /**
  * A run of more tasks than this lists them by state, failed first, each state a closed node: its start and its end
- * then change a few nodes rather than every task's row (VS Code's work, and what crosses to the window, grow with the
- * rows a change lists).
+ * then change a few nodes rather than every task's row (VS Code's work for a list of changed nodes grows with the
+ * square of its length, and what crosses to the window with the rows a change lists). Such a run is redrawn whole
+ * (its groups), at most every RUN_REDRAW_MS.
  */
-export const MAX_TASKS_LISTED = 1_000;
+export const MAX_TASKS_LISTED = 500;
+const RUN_REDRAW_MS = 1_000;
 const GROUP_ORDER: readonly TaskState[] = ['failed', 'cancelled', 'running', 'pending', 'completed'];
 
 /** `run` is the run as it was when the tree last listed the runs; its item shows the run as it is now. */
@@ -135,14 +134,13 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
 
   constructor(private readonly runs: RunsModel) {}
 
-  /** Runs with too many changed tasks to redraw one by one: redrawn whole (every task), at most every RUN_REDRAW_MS. */
+  /** Runs listed by state whose tasks changed: redrawn whole (their groups), at most every RUN_REDRAW_MS. */
   private readonly runsToRedraw = new Set<string>();
   private runRedraw: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * Redraws what changed: the whole tree at once when runs came or went; a run that ended at once, with its tasks;
-   * else the tasks that changed, or, when many did, their run later: VS Code's work for a list of changed nodes grows
-   * with the square of its length, and a run's redraw with its number of tasks.
+   * else the tasks that changed, or a run listed by state later (a task that changed state changed groups).
    */
   refresh(change: RunsChange): void {
     if (change.listChanged) {
@@ -162,13 +160,8 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
       if (change.ended.has(runId)) continue;
       const nodes = this.taskNodes.get(runId);
       if (nodes === undefined) continue;
-      // A task of a grouped run that changed state belongs to another group: its run is redrawn.
       const runNode = this.runNodes.get(runId);
-      if (
-        (runNode !== undefined && grouped(runNode.run)) ||
-        taskIds.size > MAX_TASKS_REDRAWN ||
-        this.runsToRedraw.has(runId)
-      ) {
+      if (runNode !== undefined && grouped(runNode.run)) {
         this.runsToRedraw.add(runId);
         continue;
       }
