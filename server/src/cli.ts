@@ -34,6 +34,8 @@ async function main(argv: string[]): Promise<number> {
         return await (await import('./cli/run.js')).runCommand(rest);
       case 'serve':
         return await (await import('./cli/serve.js')).serveCommand(rest);
+      case 'engine':
+        return await (await import('./cli/engine.js')).engineCommand(rest);
       case '--version':
         process.stdout.write(VERSION + '\n');
         return 0;

@@ -1,0 +1,116 @@
+// A provider as its own process, for the durable-run crash tests: ACMP over MCP Streamable HTTP (serve.ts) with two
+// capabilities, `echo` (answers its input at once) and `hold` (answers its input once released, or -33004 on
+// acmp/cancel). It counts the invokes it receives and the executions it performs by wire task id, executing a task
+// id once however often it is invoked (Layer 1 §3.1.1), and outlives the workers, so its counts see across their
+// crashes. A control server on another port: GET /counts, POST /release, GET /invoked?count=N (answers once N
+// distinct task ids were invoked). Prints `{"mcp": URL, "control": URL}` on stdout once listening.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serveHttp } from '../../server/src/run/builtin/serve';
+import {
+  ACMP_ERRORS,
+  ACMP_VERSION,
+  type AcmpCapability,
+  AcmpError,
+  type CancelParams,
+  type InvokeParams,
+  type InvokeResult,
+  METHODS,
+} from '../../server/src/run/protocol';
+
+const ACMP: AcmpCapability = {
+  version: ACMP_VERSION,
+  role: 'provider',
+  accepts: [METHODS.invoke, METHODS.cancel],
+  emits: [],
+  features: {},
+};
+
+export interface Counts {
+  /** Invokes received, by wire task id. */
+  readonly invokes: Record<string, number>;
+  /** Executions performed, by wire task id: more than one would be a double execution. */
+  readonly executions: Record<string, number>;
+  /** acmp/cancel received, by wire task id. */
+  readonly cancels: Record<string, number>;
+}
+
+const counts: Counts = { invokes: {}, executions: {}, cancels: {} };
+const results = new Map<string, Promise<InvokeResult>>();
+const cancelled = new Map<string, (params: CancelParams) => void>();
+let released = false;
+const heldUntilRelease: (() => void)[] = [];
+const invokedWaiters: { count: number; answer: () => void }[] = [];
+
+const bump = (table: Record<string, number>, taskId: string): void => void (table[taskId] = (table[taskId] ?? 0) + 1);
+
+async function execute(params: InvokeParams): Promise<InvokeResult> {
+  const answer = (): InvokeResult => ({
+    task_id: params.task_id,
+    output: params.input ?? { type: 'text', data: '' },
+    cost_cu: 0.001,
+    tokens_used: 1,
+  });
+  if (params.capability === 'echo') return answer();
+  if (params.capability !== 'hold') {
+    throw new AcmpError(ACMP_ERRORS.capability_not_found, `no capability ${params.capability}`);
+  }
+  const cancel = new Promise<CancelParams>((resolve) => cancelled.set(params.task_id, resolve));
+  const release = released ? Promise.resolve() : new Promise<void>((resolve) => heldUntilRelease.push(resolve));
+  const outcome = await Promise.race([release.then(() => undefined), cancel]);
+  if (outcome !== undefined) throw new AcmpError(ACMP_ERRORS.cancelled, `cancelled: ${outcome.reason ?? ''}`);
+  return answer();
+}
+
+const provider = {
+  acmp: ACMP,
+  invoke(params: InvokeParams): Promise<InvokeResult> {
+    bump(counts.invokes, params.task_id);
+    let result = results.get(params.task_id);
+    if (result === undefined) {
+      bump(counts.executions, params.task_id);
+      result = execute(params);
+      results.set(params.task_id, result);
+      const invoked = Object.keys(counts.invokes).length;
+      for (const waiter of invokedWaiters.filter((candidate) => candidate.count <= invoked)) {
+        invokedWaiters.splice(invokedWaiters.indexOf(waiter), 1);
+        waiter.answer();
+      }
+    }
+    return result;
+  },
+  inputChunk(): void {},
+  cancel(params: CancelParams): void {
+    bump(counts.cancels, params.task_id);
+    cancelled.get(params.task_id)?.(params);
+  },
+  close(): void {},
+};
+
+async function main(): Promise<void> {
+  const mcp = await serveHttp(0, '127.0.0.1', { provider });
+  const control = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    const reply = (body: unknown) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (url.pathname === '/counts') return reply(counts);
+    if (url.pathname === '/release') {
+      released = true;
+      heldUntilRelease.splice(0).forEach((release) => release());
+      return reply({ released: true });
+    }
+    if (url.pathname === '/invoked') {
+      const count = Number(url.searchParams.get('count') ?? '1');
+      const answer = () => reply({ invoked: Object.keys(counts.invokes).length });
+      if (Object.keys(counts.invokes).length >= count) return answer();
+      invokedWaiters.push({ count, answer });
+      return;
+    }
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));
+  const controlPort = (control.address() as AddressInfo).port;
+  process.stdout.write(JSON.stringify({ mcp: mcp.url, control: `http://127.0.0.1:${controlPort}` }) + '\n');
+  process.once('SIGTERM', () => process.exit(0));
+}
+
+void main();
