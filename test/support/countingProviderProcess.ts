@@ -2,7 +2,7 @@
 // capabilities, `echo` (answers its input at once) and `hold` (answers its input once released, or -33004 on
 // acmp/cancel). It counts the invokes it receives and the executions it performs by wire task id, executing a task
 // id once however often it is invoked (Layer 1 §3.1.1), and outlives the workers, so its counts see across their
-// crashes. A control server on another port: GET /counts, POST /release, GET /invoked?count=N (answers once N
+// crashes. A control server on another port: GET /counts, POST /release (the tasks held now answer), GET /invoked?count=N (answers once N
 // distinct task ids were invoked). Prints `{"mcp": URL, "control": URL}` on stdout once listening.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -38,7 +38,6 @@ export interface Counts {
 const counts: Counts = { invokes: {}, executions: {}, cancels: {} };
 const results = new Map<string, Promise<InvokeResult>>();
 const cancelled = new Map<string, (params: CancelParams) => void>();
-let released = false;
 const heldUntilRelease: (() => void)[] = [];
 const invokedWaiters: { count: number; answer: () => void }[] = [];
 
@@ -56,7 +55,7 @@ async function execute(params: InvokeParams): Promise<InvokeResult> {
     throw new AcmpError(ACMP_ERRORS.capability_not_found, `no capability ${params.capability}`);
   }
   const cancel = new Promise<CancelParams>((resolve) => cancelled.set(params.task_id, resolve));
-  const release = released ? Promise.resolve() : new Promise<void>((resolve) => heldUntilRelease.push(resolve));
+  const release = new Promise<void>((resolve) => heldUntilRelease.push(resolve));
   const outcome = await Promise.race([release.then(() => undefined), cancel]);
   if (outcome !== undefined) throw new AcmpError(ACMP_ERRORS.cancelled, `cancelled: ${outcome.reason ?? ''}`);
   return answer();
@@ -94,7 +93,6 @@ async function main(): Promise<void> {
     const reply = (body: unknown) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (url.pathname === '/counts') return reply(counts);
     if (url.pathname === '/release') {
-      released = true;
       heldUntilRelease.splice(0).forEach((release) => release());
       return reply({ released: true });
     }
