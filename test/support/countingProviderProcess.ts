@@ -2,8 +2,8 @@
 // capabilities, `echo` (answers its input at once) and `hold` (answers its input once released, or -33004 on
 // acmp/cancel). It counts the invokes it receives and the executions it performs by wire task id, executing a task
 // id once however often it is invoked (Layer 1 §3.1.1), and outlives the workers, so its counts see across their
-// crashes. A control server on another port: GET /counts, POST /release (the tasks held now answer), GET /invoked?count=N (answers once N
-// distinct task ids were invoked). Prints `{"mcp": URL, "control": URL}` on stdout once listening.
+// crashes. A control server on another port: GET /counts, POST /release (the tasks held now answer), GET /wait?table=invokes|executions|cancels&count=N
+// (answers once N distinct task ids are in that table). Prints `{"mcp": URL, "control": URL}` on stdout once listening.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serveHttp } from '../../server/src/run/builtin/serve';
@@ -39,9 +39,17 @@ const counts: Counts = { invokes: {}, executions: {}, cancels: {} };
 const results = new Map<string, Promise<InvokeResult>>();
 const cancelled = new Map<string, (params: CancelParams) => void>();
 const heldUntilRelease: (() => void)[] = [];
-const invokedWaiters: { count: number; answer: () => void }[] = [];
+const waiters: { table: keyof Counts; count: number; answer: () => void }[] = [];
 
-const bump = (table: Record<string, number>, taskId: string): void => void (table[taskId] = (table[taskId] ?? 0) + 1);
+/** Counts `taskId` in `table`, and answers the waits for as many distinct ids in it. */
+function bump(table: keyof Counts, taskId: string): void {
+  counts[table][taskId] = (counts[table][taskId] ?? 0) + 1;
+  const distinct = Object.keys(counts[table]).length;
+  for (const waiter of waiters.filter((candidate) => candidate.table === table && candidate.count <= distinct)) {
+    waiters.splice(waiters.indexOf(waiter), 1);
+    waiter.answer();
+  }
+}
 
 async function execute(params: InvokeParams): Promise<InvokeResult> {
   const answer = (): InvokeResult => ({
@@ -64,23 +72,18 @@ async function execute(params: InvokeParams): Promise<InvokeResult> {
 const provider = {
   acmp: ACMP,
   invoke(params: InvokeParams): Promise<InvokeResult> {
-    bump(counts.invokes, params.task_id);
     let result = results.get(params.task_id);
     if (result === undefined) {
-      bump(counts.executions, params.task_id);
       result = execute(params);
       results.set(params.task_id, result);
-      const invoked = Object.keys(counts.invokes).length;
-      for (const waiter of invokedWaiters.filter((candidate) => candidate.count <= invoked)) {
-        invokedWaiters.splice(invokedWaiters.indexOf(waiter), 1);
-        waiter.answer();
-      }
+      bump('executions', params.task_id);
     }
+    bump('invokes', params.task_id);
     return result;
   },
   inputChunk(): void {},
   cancel(params: CancelParams): void {
-    bump(counts.cancels, params.task_id);
+    bump('cancels', params.task_id);
     cancelled.get(params.task_id)?.(params);
   },
   close(): void {},
@@ -90,17 +93,19 @@ async function main(): Promise<void> {
   const mcp = await serveHttp(0, '127.0.0.1', { provider });
   const control = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    const reply = (body: unknown) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const reply = (body: unknown) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (url.pathname === '/counts') return reply(counts);
     if (url.pathname === '/release') {
       heldUntilRelease.splice(0).forEach((release) => release());
       return reply({ released: true });
     }
-    if (url.pathname === '/invoked') {
+    const table = url.searchParams.get('table');
+    if (url.pathname === '/wait' && (table === 'invokes' || table === 'executions' || table === 'cancels')) {
       const count = Number(url.searchParams.get('count') ?? '1');
-      const answer = () => reply({ invoked: Object.keys(counts.invokes).length });
-      if (Object.keys(counts.invokes).length >= count) return answer();
-      invokedWaiters.push({ count, answer });
+      const answer = () => reply({ [table]: Object.keys(counts[table]).length });
+      if (Object.keys(counts[table]).length >= count) return answer();
+      waiters.push({ table, count, answer });
       return;
     }
     response.writeHead(404).end();

@@ -13,7 +13,11 @@ export const ROOT = resolve(__dirname, '../..');
 export const CLI = process.env.ACMP_CLI_BUNDLE ?? join(ROOT, 'dist/cli.js');
 
 /** A folder for one test file's engines, stores and DAG files, removed with `remove`. */
-export function scratchFolder(prefix: string): { readonly path: string; file(name: string, value: unknown): string; remove(): void } {
+export function scratchFolder(prefix: string): {
+  readonly path: string;
+  file(name: string, value: unknown): string;
+  remove(): void;
+} {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return {
     path,
@@ -83,8 +87,8 @@ export async function startWorker(
       output += data.toString();
       if (output.includes('serving durable runs')) ready();
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (data: Buffer) => (output += data.toString()));
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (data: Buffer) => (output += data.toString()));
     child.once('exit', (code) => fail(new Error(`the worker exited (${code}) before it registered: ${output}`)));
   });
   return child;
@@ -107,7 +111,7 @@ export class CountingProvider {
     });
     const line = await new Promise<string>((ready, fail) => {
       let text = '';
-      child.stdout!.on('data', (data: Buffer) => {
+      child.stdout.on('data', (data: Buffer) => {
         text += data.toString();
         if (text.includes('\n')) ready(text.split('\n')[0]!);
       });
@@ -117,18 +121,23 @@ export class CountingProvider {
     return new CountingProvider(child, mcp, control);
   }
 
-  /** A providers file naming it (transport http). */
+  /** A providers file naming it (transport http) for its capabilities, and the built-in provider for the others. */
   providersFile(folder: { file(name: string, value: unknown): string }): string {
-    return folder.file('providers.json', { providers: [{ id: 'counting', transport: 'http', url: this.mcpUrl }] });
+    return folder.file('providers.json', {
+      providers: [
+        { id: 'counting', transport: 'http', url: this.mcpUrl, capabilities: ['echo', 'hold'] },
+        { id: 'builtin', transport: 'builtin' },
+      ],
+    });
   }
 
   async counts(): Promise<Counts> {
     return (await fetch(`${this.control}/counts`)).json() as Promise<Counts>;
   }
 
-  /** Resolves once `count` distinct task ids were invoked. */
-  async invoked(count: number): Promise<void> {
-    await (await fetch(`${this.control}/invoked?count=${count}`)).json();
+  /** Resolves once `table` counts `count` distinct task ids. */
+  async waitFor(table: keyof Counts, count: number): Promise<void> {
+    await (await fetch(`${this.control}/wait?table=${table}&count=${count}`)).json();
   }
 
   /** Held tasks answer now, and later ones at once. */
@@ -162,8 +171,8 @@ export function cli(args: readonly string[], started?: (child: ChildProcess) => 
   const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (data: Buffer) => (stdout += data.toString()));
-  child.stderr!.on('data', (data: Buffer) => (stderr += data.toString()));
+  child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
+  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
   started?.(child);
   return new Promise((done) => child.once('close', (code) => done({ code, stdout, stderr })));
 }

@@ -113,7 +113,7 @@ async function printReport(client: EngineClient, report: RunReport): Promise<voi
       continue;
     }
     const output = stored[Number(parts[at])]!;
-    for (let from = 0; ; ) {
+    for (let from = 0; ;) {
       const piece = await client.outputPiece(output, from);
       process.stdout.write(piece.text);
       from += piece.text.length;
@@ -137,7 +137,10 @@ export function runsCommand(args: string[]): Promise<number> {
     const rows = await Promise.all(
       entries
         .sort((a, b) => a.submitted_at.localeCompare(b.submitted_at))
-        .map(async (entry) => ({ ...entry, progress: (await client.events(entry.run_id, Number.MAX_SAFE_INTEGER)).progress })),
+        .map(async (entry) => ({
+          ...entry,
+          progress: (await client.events(entry.run_id, Number.MAX_SAFE_INTEGER)).progress,
+        })),
     );
     if (values.json) {
       write(JSON.stringify(rows, null, 2));
@@ -204,7 +207,11 @@ export function cancelCommand(args: string[]): Promise<number> {
       process.stderr.write(`acmp-dag: the run ${runId} has ended already\n`);
       return 1;
     }
-    write(values.task === undefined ? `Cancelling run ${runId}.` : `Cancelling task ${values.task} of run ${runId} and what depends on it.`);
+    write(
+      values.task === undefined
+        ? `Cancelling run ${runId}.`
+        : `Cancelling task ${values.task} of run ${runId} and what depends on it.`,
+    );
     return 0;
   });
 }

@@ -47,7 +47,9 @@ function readRecord(dir: string): EngineRecord | undefined {
 async function start(dir: string, ports: Partial<EnginePorts>): Promise<number> {
   const running = readRecord(dir);
   if (running !== undefined && (await engineHealthy(running.ingress, running.admin))) {
-    process.stdout.write(`The engine already runs (pid ${running.pid}).\ningress ${running.ingress}\nadmin   ${running.admin}\n`);
+    process.stdout.write(
+      `The engine already runs (pid ${running.pid}).\ningress ${running.ingress}\nadmin   ${running.admin}\n`,
+    );
     return 0;
   }
   let engine;

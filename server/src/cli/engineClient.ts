@@ -29,7 +29,9 @@ export class UnknownRun extends Error {}
 export function engineOption(value: string | undefined): string {
   const url = value ?? process.env.ACMP_ENGINE_URL;
   if (url === undefined || url === '') {
-    throw new UsageError('this command needs --engine URL (the Restate ingress, e.g. http://127.0.0.1:8080) or ACMP_ENGINE_URL');
+    throw new UsageError(
+      'this command needs --engine URL (the Restate ingress, e.g. http://127.0.0.1:8080) or ACMP_ENGINE_URL',
+    );
   }
   try {
     return new URL(url).toString().replace(/\/$/, '');
@@ -73,7 +75,8 @@ async function call<T>(engine: string, path: string, body: unknown): Promise<T> 
   }
   const text = await response.text();
   if (!response.ok) {
-    const hint = response.status === 404 ? ' (is a worker registered? start one with `acmp-dag worker --engine URL`)' : '';
+    const hint =
+      response.status === 404 ? ' (is a worker registered? start one with `acmp-dag worker --engine URL`)' : '';
     throw new Error(`the engine answered ${response.status} to ${path}${hint}: ${text.slice(0, 500)}`);
   }
   return (text === '' ? undefined : JSON.parse(text)) as T;
@@ -92,7 +95,10 @@ export class EngineClient {
   /** The run's index entry; UnknownRun when the engine has none. */
   async known(runId: string): Promise<RunIndexEntry> {
     const entry = await call<RunIndexEntry | null>(this.engine, `${RUN_INDEX}/${INDEX_KEY}/get`, runId);
-    if (entry === null || entry === undefined) throw new UnknownRun(`the engine at ${this.engine} knows no run "${runId}" (acmp-dag runs --engine ${this.engine} lists them)`);
+    if (entry === null || entry === undefined)
+      throw new UnknownRun(
+        `the engine at ${this.engine} knows no run "${runId}" (acmp-dag runs --engine ${this.engine} lists them)`,
+      );
     return entry;
   }
 

@@ -37,7 +37,8 @@ export async function workerCommand(args: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError('worker takes no FILE');
   const engine = engineOption(values.engine);
   const port = values.port === undefined ? DEFAULT_WORKER_PORT : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port needs a port number, not "${values.port}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port needs a port number, not "${values.port}"`);
   const providers = await loadProviders(values.providers);
   const pool = new ProviderPool(providers, connectProvider);
   // A provider the worker cannot reach is said now, not as the failure of every task sent to it.
@@ -74,7 +75,9 @@ export async function workerCommand(args: string[]): Promise<number> {
     await pool.closeAll();
     return error instanceof EngineUnreachable ? 3 : 1;
   }
-  process.stdout.write(`acmp-dag worker: serving durable runs at ${ownUrl}, registered as ${uri} with ${admin} (outputs in ${storeDir})\n`);
+  process.stdout.write(
+    `acmp-dag worker: serving durable runs at ${ownUrl}, registered as ${uri} with ${admin} (outputs in ${storeDir})\n`,
+  );
   await new Promise((stop) => {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
@@ -89,7 +92,8 @@ function journalLimit(): number {
   const value = process.env.ACMP_JOURNAL_OUTPUT_BYTES;
   if (value === undefined || value === '') return DEFAULT_JOURNAL_OUTPUT_BYTES;
   const bytes = Number(value);
-  if (!Number.isInteger(bytes) || bytes < 0) throw new UsageError(`ACMP_JOURNAL_OUTPUT_BYTES needs a whole number of bytes, not "${value}"`);
+  if (!Number.isInteger(bytes) || bytes < 0)
+    throw new UsageError(`ACMP_JOURNAL_OUTPUT_BYTES needs a whole number of bytes, not "${value}"`);
   return bytes;
 }
 
@@ -103,7 +107,10 @@ async function register(admin: string, uri: string): Promise<void> {
       body: JSON.stringify({ uri, force: true }),
     });
   } catch {
-    throw new EngineUnreachable(`cannot reach the engine's admin API at ${admin} (start one with \`acmp-dag engine start\`, or pass --admin URL)`);
+    throw new EngineUnreachable(
+      `cannot reach the engine's admin API at ${admin} (start one with \`acmp-dag engine start\`, or pass --admin URL)`,
+    );
   }
-  if (!response.ok) throw new Error(`the engine refused the deployment ${uri}: ${response.status} ${await response.text()}`);
+  if (!response.ok)
+    throw new Error(`the engine refused the deployment ${uri}: ${response.status} ${await response.text()}`);
 }

@@ -83,21 +83,25 @@ export async function startEngineProcess(options: EngineOptions): Promise<Engine
   mkdirSync(options.dir, { recursive: true });
   const logFile = join(options.dir, `${nodeName}.log`);
   const log = openSync(logFile, 'a');
-  const child = spawn(binary, ['--no-logo', ...(options.configFile === undefined ? [] : ['--config-file', options.configFile])], {
-    env: {
-      ...process.env,
-      RESTATE_NODE_NAME: nodeName,
-      RESTATE_BASE_DIR: options.dir,
-      RESTATE_BIND_IP: '127.0.0.1',
-      RESTATE_LISTEN_MODE: 'tcp',
-      RESTATE_BIND_PORT: String(ports.node),
-      RESTATE_INGRESS__BIND_PORT: String(ports.ingress),
-      RESTATE_ADMIN__BIND_PORT: String(ports.admin),
-      RESTATE_DISABLE_TELEMETRY: 'true',
+  const child = spawn(
+    binary,
+    ['--no-logo', ...(options.configFile === undefined ? [] : ['--config-file', options.configFile])],
+    {
+      env: {
+        ...process.env,
+        RESTATE_NODE_NAME: nodeName,
+        RESTATE_BASE_DIR: options.dir,
+        RESTATE_BIND_IP: '127.0.0.1',
+        RESTATE_LISTEN_MODE: 'tcp',
+        RESTATE_BIND_PORT: String(ports.node),
+        RESTATE_INGRESS__BIND_PORT: String(ports.ingress),
+        RESTATE_ADMIN__BIND_PORT: String(ports.admin),
+        RESTATE_DISABLE_TELEMETRY: 'true',
+      },
+      stdio: ['ignore', log, log],
+      detached: options.detached === true,
     },
-    stdio: ['ignore', log, log],
-    detached: options.detached === true,
-  });
+  );
   const engine: EngineProcess = {
     child,
     ports,

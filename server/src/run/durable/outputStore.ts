@@ -4,7 +4,7 @@
 // the size and the sha256 of the file's text, checked when it is read back.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, resolve, sep } from 'node:path';
 import type { TaskOutput } from '../protocol';
 
 /** Outputs up to this many bytes of JSON stay in the journal. */
@@ -20,6 +20,14 @@ export type JournaledOutput = TaskOutput | OutputRef;
 
 export const isOutputRef = (output: JournaledOutput): output is OutputRef => 'ref' in output && !('data' in output);
 
+/** The file of `key` in the store; a key that would lead out of it (`..`, an absolute path) is refused. */
+function pathIn(storeDir: string, key: string): string {
+  const root = resolve(storeDir);
+  const path = resolve(root, key);
+  if (!path.startsWith(root + sep)) throw new Error(`the output key ${JSON.stringify(key)} leads out of the store`);
+  return path;
+}
+
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** The output as the journal keeps it: itself when small, else a reference to the file it was written to. */
@@ -27,7 +35,7 @@ export function keepOutput(output: TaskOutput, storeDir: string, key: string, li
   const text = JSON.stringify(output);
   const bytes = Buffer.byteLength(text);
   if (bytes <= limitBytes) return output;
-  const path = join(storeDir, key);
+  const path = pathIn(storeDir, key);
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, text);
   return { type: output.type, ref: { key, bytes, sha256: sha256(text) } };
@@ -35,13 +43,14 @@ export function keepOutput(output: TaskOutput, storeDir: string, key: string, li
 
 /** The JSON text of a stored output, checked against its reference. */
 export function readOutputText(ref: OutputRef, storeDir: string): string {
-  const path = join(storeDir, ref.ref.key);
+  const path = pathIn(storeDir, ref.ref.key);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new Error(
       `the output ${ref.ref.key} is not in the output store ${storeDir} (${(error as NodeJS.ErrnoException).code ?? ''}): workers on several machines need a shared --store`,
+      { cause: error },
     );
   }
   if (sha256(text) !== ref.ref.sha256) throw new Error(`the stored output ${ref.ref.key} does not match its reference`);

@@ -4,7 +4,15 @@
 // of the in-memory driver. The outcome is what the journal keeps: an output above the journal's size goes to the
 // output store and is kept as a reference (outputStore.ts of this folder). Streaming is not used on this driver.
 import { checkProof } from '../proof';
-import { ACMP_ERRORS, AcmpError, type InvokeParams, type InvokeResult, type TaskError, type TaskOutput, TransportError } from '../protocol';
+import {
+  ACMP_ERRORS,
+  AcmpError,
+  type InvokeParams,
+  type InvokeResult,
+  type TaskError,
+  type TaskOutput,
+  TransportError,
+} from '../protocol';
 import { type ProviderPool, acceptsCancel, livenessWindow } from '../routing';
 import type { ProviderConfig } from '../../protocol/settings';
 import type { ProviderConnection } from '../types';
@@ -32,7 +40,12 @@ const CARRIED_FIELDS = [
 
 /** What the journal keeps of a step. `at`: when it ended, the time the machine is given with it. */
 export type StepOutcome =
-  | ({ readonly ok: true; readonly at: string; readonly providerId: string; readonly output: JournaledOutput } & CompletionFacts)
+  | ({
+      readonly ok: true;
+      readonly at: string;
+      readonly providerId: string;
+      readonly output: JournaledOutput;
+    } & CompletionFacts)
   | { readonly ok: false; readonly at: string; readonly providerId?: string; readonly error: TaskError };
 
 export interface TaskStep {
@@ -141,7 +154,11 @@ async function sendOnce(
   const ended = new Promise<Answer>((resolve) => {
     timers.push(
       setTimeout(
-        () => resolve({ ok: false, error: { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${timeoutMs} ms)` } }),
+        () =>
+          resolve({
+            ok: false,
+            error: { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${timeoutMs} ms)` },
+          }),
         Math.max(0, deadline - Date.now()),
       ),
     );
@@ -162,7 +179,10 @@ async function sendOnce(
   });
   const liveness = timers[1];
   const invoked = connection
-    .invoke(params as unknown as InvokeParams, { onChunk: () => liveness?.refresh(), onHeartbeat: () => liveness?.refresh() })
+    .invoke(params as unknown as InvokeParams, {
+      onChunk: () => liveness?.refresh(),
+      onHeartbeat: () => liveness?.refresh(),
+    })
     .then(
       (value): Answer => ({ ok: true, value }),
       (error: unknown): Answer | TransportError => {
@@ -170,10 +190,17 @@ async function sendOnce(
         if (error instanceof AcmpError) {
           return {
             ok: false,
-            error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+            error: {
+              code: error.code,
+              message: error.message,
+              ...(error.data === undefined ? {} : { data: error.data }),
+            },
           };
         }
-        return { ok: false, error: { code: ACMP_ERRORS.internal, message: `provider "${connection.providerId}": ${messageOf(error)}` } };
+        return {
+          ok: false,
+          error: { code: ACMP_ERRORS.internal, message: `provider "${connection.providerId}": ${messageOf(error)}` },
+        };
       },
     );
   const first = await Promise.race([
@@ -185,7 +212,9 @@ async function sendOnce(
   // The task ended here without the provider's answer (deadline, silence, cancellation): it may stop working on it.
   if (!first.fromProvider && acceptsCancel(connection.acmp)) {
     const reason = (first.answer as { error?: TaskError }).error?.message;
-    await connection.cancel({ task_id: step.wireTaskId, ...(reason === undefined ? {} : { reason }) }).catch(() => undefined);
+    await connection
+      .cancel({ task_id: step.wireTaskId, ...(reason === undefined ? {} : { reason }) })
+      .catch(() => undefined);
   }
   const answer = first.answer;
   return answer;
@@ -197,8 +226,16 @@ function failure(error: TaskError, providerId?: string): StepOutcome {
 
 function completed(step: TaskStep, providerId: string, result: InvokeResult, context: StepContext): StepOutcome {
   const raw: unknown = result.output;
-  if (raw === null || typeof raw !== 'object' || !('data' in raw) || typeof (raw as { type?: unknown }).type !== 'string') {
-    return failure({ code: ACMP_ERRORS.internal, message: `provider "${providerId}": the result has no output {type, data}` }, providerId);
+  if (
+    raw === null ||
+    typeof raw !== 'object' ||
+    !('data' in raw) ||
+    typeof (raw as { type?: unknown }).type !== 'string'
+  ) {
+    return failure(
+      { code: ACMP_ERRORS.internal, message: `provider "${providerId}": the result has no output {type, data}` },
+      providerId,
+    );
   }
   const output = { type: (raw as TaskOutput).type, data: (raw as TaskOutput).data };
   const costCu = finiteOrZero(result.cost_cu);

@@ -15,12 +15,11 @@ import { type MachineCommand, RunMachine, recordCommands } from '../machine';
 import type { TaskError } from '../protocol';
 import type { ProviderPool } from '../routing';
 import type { RunEvent, RunReport, TaskState } from '../types';
-import { type JournaledOutput, outputOf, readOutputText } from './outputStore';
+import { type JournaledOutput, isOutputRef, outputOf, readOutputText } from './outputStore';
 import {
   type ControlAnswer,
   type ControlRequest,
   type EventsPage,
-  INDEX_KEY,
   OUTPUT_SERVICE,
   type OutputPiece,
   RUN_CONTROL,
@@ -71,10 +70,11 @@ const runControl = restate.object({
       } else ctx.set('pending', [...((await ctx.get<ControlRequest[]>('pending')) ?? []), request]);
       return 'sent';
     },
-    close: async (ctx: restate.ObjectContext): Promise<void> => {
+    close: (ctx: restate.ObjectContext): Promise<void> => {
       ctx.set('closed', true);
       ctx.clear('armed');
       ctx.clear('pending');
+      return Promise.resolve();
     },
   },
 });
@@ -83,8 +83,9 @@ const runControl = restate.object({
 const runIndex = restate.object({
   name: RUN_INDEX,
   handlers: {
-    add: async (ctx: restate.ObjectContext, entry: RunIndexEntry): Promise<void> => {
+    add: (ctx: restate.ObjectContext, entry: RunIndexEntry): Promise<void> => {
       ctx.set(`run.${entry.run_id}`, entry);
+      return Promise.resolve();
     },
     list: restate.handlers.object.shared(
       { journalRetention: 0 },
@@ -111,12 +112,18 @@ export function durableServices(worker: WorkerContext) {
     handlers: {
       read: restate.handlers.handler(
         { journalRetention: 0 },
-        async (_ctx: restate.Context, request: { output: JournaledOutput; from: number }): Promise<OutputPiece> => {
-          if (!('ref' in request.output)) throw new restate.TerminalError('not a stored output');
-          const text = readOutputText(request.output, worker.storeDir);
-          const from = Math.max(0, Math.trunc(request.from));
-          return { text: text.slice(from, from + PIECE_CHARS), rest: Math.max(0, text.length - from - PIECE_CHARS) };
-        },
+        (_ctx: restate.Context, request: { output: JournaledOutput; from: number }): Promise<OutputPiece> =>
+          Promise.resolve().then(() => {
+            if (!isOutputRef(request.output)) throw new restate.TerminalError('not a stored output');
+            let text: string;
+            try {
+              text = readOutputText(request.output, worker.storeDir);
+            } catch (error) {
+              throw new restate.TerminalError((error as Error).message);
+            }
+            const from = Math.max(0, Math.trunc(request.from));
+            return { text: text.slice(from, from + PIECE_CHARS), rest: Math.max(0, text.length - from - PIECE_CHARS) };
+          }),
       ),
     },
   });
@@ -124,7 +131,8 @@ export function durableServices(worker: WorkerContext) {
   const runWorkflow = restate.workflow({
     name: RUN_WORKFLOW,
     handlers: {
-      run: async (ctx: restate.WorkflowContext, request: RunRequest): Promise<RunReport> => runDag(ctx, request, worker),
+      run: async (ctx: restate.WorkflowContext, request: RunRequest): Promise<RunReport> =>
+        runDag(ctx, request, worker),
       events: restate.handlers.workflow.shared(
         { journalRetention: 0 },
         async (ctx: restate.WorkflowSharedContext, cursor: { from: number }): Promise<EventsPage> => {
@@ -134,7 +142,8 @@ export function durableServices(worker: WorkerContext) {
           const to = Math.min(progress.batches, from + PAGE_BATCHES);
           // One read at a time: the SDK awaits one state read of a lazy-state handler at once.
           const events: RunEvent[] = [];
-          for (let batch = from; batch < to; batch++) events.push(...((await ctx.get<RunEvent[]>(batchKey(batch))) ?? []));
+          for (let batch = from; batch < to; batch++)
+            events.push(...((await ctx.get<RunEvent[]>(batchKey(batch))) ?? []));
           return { events, next: Math.max(from, to), progress };
         },
       ),
@@ -168,7 +177,11 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   const startedAt = await ctx.date.toJSON();
 
   const commands: MachineCommand[] = [];
-  const machine = new RunMachine(model, { policy: request.policy, maxConcurrency: request.maxConcurrency }, recordCommands(commands));
+  const machine = new RunMachine(
+    model,
+    { policy: request.policy, maxConcurrency: request.maxConcurrency },
+    recordCommands(commands),
+  );
   const outputs: (JournaledOutput | undefined)[] = new Array<JournaledOutput | undefined>(machine.size);
   const inFlight = new Map<number, { readonly step: RestatePromise<Finished>; readonly abort: AbortController }>();
   /** Steps of tasks the run no longer wants: they end quickly (aborted), and the run waits for them before it ends. */
@@ -176,7 +189,15 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   const log = new EventLog(ctx, runId, machine.size);
 
   let mailbox = armMailbox(ctx, runId);
-  log.add({ type: 'run-started', dag_id: model.dagId ?? '', policy: machine.policy, tasks: model.tasks.map((task) => task.id!) }, startedAt);
+  log.add(
+    {
+      type: 'run-started',
+      dag_id: model.dagId ?? '',
+      policy: machine.policy,
+      tasks: model.tasks.map((task) => task.id!),
+    },
+    startedAt,
+  );
   machine.start(startedAt);
 
   const launch = (task: number, at: string): void => {
@@ -191,7 +212,15 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
     }
     const candidates: readonly ProviderConfig[] = worker.pool.candidates(declaration.capability!);
     if (candidates[0] !== undefined) machine.providerChosen(task, candidates[0].id);
-    log.add({ type: 'task-state', task_id: declaration.id!, state: 'running', ...(candidates[0] === undefined ? {} : { provider_id: candidates[0].id }) }, at);
+    log.add(
+      {
+        type: 'task-state',
+        task_id: declaration.id!,
+        state: 'running',
+        ...(candidates[0] === undefined ? {} : { provider_id: candidates[0].id }),
+      },
+      at,
+    );
     const abort = new AbortController();
     const step = ctx
       .run(`task ${declaration.id!}`, () =>
@@ -205,7 +234,12 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
             maxPriceCu: declaration.maxPriceCu,
             candidates,
           },
-          { pool: worker.pool, storeDir: worker.storeDir, journalLimitBytes: worker.journalLimitBytes, signal: abort.signal },
+          {
+            pool: worker.pool,
+            storeDir: worker.storeDir,
+            journalLimitBytes: worker.journalLimitBytes,
+            signal: abort.signal,
+          },
         ),
       )
       .map((outcome) => ({ task, outcome: outcome! }));
@@ -234,7 +268,10 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   let finished = carryOut(startedAt);
   log.flush('running');
   while (!finished) {
-    const woken: Woken = await restate.RestatePromise.race([...Array.from(inFlight.values(), (entry) => entry.step), mailbox.requests]);
+    const woken: Woken = await restate.RestatePromise.race([
+      ...Array.from(inFlight.values(), (entry) => entry.step),
+      mailbox.requests,
+    ]);
     let at: string;
     if ('control' in woken) {
       at = woken.control[woken.control.length - 1]?.at ?? startedAt;
@@ -251,7 +288,17 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
       if (outcome.providerId !== undefined) machine.providerChosen(task, outcome.providerId);
       if (outcome.ok) {
         outputs[task] = outcome.output;
-        log.add({ type: 'cost', task_id: model.tasks[task]!.id!, cost_cu: outcome.costCu, tokens_used: outcome.tokensUsed, ...(model.tasks[task]!.maxPriceCu === undefined ? {} : { max_price_cu: model.tasks[task]!.maxPriceCu! }), violation: outcome.violations.some((violation) => violation.startsWith('cost_cu')) }, at);
+        log.add(
+          {
+            type: 'cost',
+            task_id: model.tasks[task]!.id!,
+            cost_cu: outcome.costCu,
+            tokens_used: outcome.tokensUsed,
+            ...(model.tasks[task]!.maxPriceCu === undefined ? {} : { max_price_cu: model.tasks[task]!.maxPriceCu }),
+            violation: outcome.violations.some((violation) => violation.startsWith('cost_cu')),
+          },
+          at,
+        );
         machine.completed(task, at, outcome);
       } else machine.failed(task, outcome.error, at);
     }
@@ -296,7 +343,7 @@ class EventLog {
 
   add(body: DistributiveOmit<RunEvent, 'run_id' | 'at'>, at: string): void {
     if (body.type === 'cost') this.costCu += body.cost_cu;
-    this.pending.push({ ...body, run_id: this.runId, at } as RunEvent);
+    this.pending.push({ ...body, run_id: this.runId, at });
   }
 
   settled(taskId: string, state: TaskState, error: TaskError | undefined, at: string): void {
@@ -308,7 +355,13 @@ class EventLog {
     if (this.pending.length === 0 && status === 'running') return;
     if (this.pending.length > 0) this.ctx.set(batchKey(this.batches++), this.pending);
     this.pending = [];
-    const progress: RunProgress = { status, done: this.done, total: this.total, cost_cu: this.costCu, batches: this.batches };
+    const progress: RunProgress = {
+      status,
+      done: this.done,
+      total: this.total,
+      cost_cu: this.costCu,
+      batches: this.batches,
+    };
     this.ctx.set('progress', progress);
   }
 }
