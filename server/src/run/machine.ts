@@ -189,6 +189,21 @@ export class RunMachine {
     return this.states[task] === PENDING;
   }
 
+  /** The provider the task was last sent to (or REUSED), if any. */
+  providerOf(task: number): string | undefined {
+    return this.providerIds[task];
+  }
+
+  /** The time the task started running (the `at` of the event that launched it), if it did. */
+  startTimeOf(task: number): string | undefined {
+    return this.startTimes[task];
+  }
+
+  /** The time the task became terminal, if it did. */
+  finishTimeOf(task: number): string | undefined {
+    return this.finishTimes[task];
+  }
+
   /** Whether every task is terminal. */
   get isFinished(): boolean {
     return this.terminal === this.size;
@@ -464,5 +479,6 @@ export class RunMachine {
   }
 }
 
-const positiveInteger = (value: number | undefined, fallback: number): number =>
+/** `value` when it is a positive integer, else `fallback` (options the caller may leave out or get wrong). */
+export const positiveInteger = (value: number | undefined, fallback: number): number =>
   value !== undefined && Number.isInteger(value) && value > 0 ? value : fallback;
