@@ -7,13 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { RunRequest } from '../run/durable/protocol';
 import { type JournaledOutput, isOutputRef } from '../run/durable/outputStore';
-import type { FailurePolicy, RunEvent, RunReport } from '../run/types';
-import { EngineClient, EngineUnreachable, UnknownRun, engineOption } from './engineClient';
+import type { FailurePolicy, RunReport } from '../run/types';
+import { EngineClient, EngineUnreachable, UnknownRun, followRun } from '../run/durable/engineClient';
+import { engineOption } from './engineUrl';
 import { progressPrinter, summary } from './run';
 import { UsageError } from './usage';
-
-/** How often a follower asks for new events. */
-const POLL_MS = 200;
 
 const write = (line: string): void => void process.stdout.write(`${line}\n`);
 
@@ -65,19 +63,11 @@ async function followToEnd(client: EngineClient, runId: string, json: boolean): 
   };
   process.on('SIGINT', onInterrupt);
   try {
-    let from = 0;
-    for (;;) {
-      const page = await client.events(runId, from);
-      page.events.forEach((event: RunEvent) => print(event));
-      from = page.next;
-      if (page.progress !== undefined && page.progress.status !== 'running' && from >= page.progress.batches) break;
-      if (detached) {
-        process.stderr.write(
-          `\nacmp-dag: detached; the run goes on. Follow it again with: acmp-dag attach ${runId} --engine ${client.engine}\n`,
-        );
-        return 130;
-      }
-      if (page.events.length === 0) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    if (!(await followRun(client, runId, print, () => detached))) {
+      process.stderr.write(
+        `\nacmp-dag: detached; the run goes on. Follow it again with: acmp-dag attach ${runId} --engine ${client.engine}\n`,
+      );
+      return 130;
     }
   } finally {
     process.off('SIGINT', onInterrupt);

@@ -12,7 +12,8 @@ import { connectProvider } from '../run/connect';
 import { DEFAULT_JOURNAL_OUTPUT_BYTES } from '../run/durable/outputStore';
 import { durableServices } from '../run/durable/workflow';
 import { ProviderPool } from '../run/routing';
-import { adminUrlFor, engineOption, EngineUnreachable } from './engineClient';
+import { EngineUnreachable } from '../run/durable/engineClient';
+import { adminUrlFor, engineOption } from './engineUrl';
 import { loadProviders } from './providersFile';
 import { UsageError } from './usage';
 

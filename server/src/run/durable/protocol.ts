@@ -1,5 +1,6 @@
 // What the CLI and the worker say to each other through the Restate engine's ingress, declared once. No SDK here: the
 // CLI's commands that follow or cancel a durable run speak plain HTTP and never load the Restate SDK.
+import type { TaskOutput } from '../protocol';
 import type { FailurePolicy, RunEvent, RunStatus } from '../types';
 
 /** The workflow of a run (key: the run id), its mailbox (key: the run id) and the index of runs (key: INDEX_KEY). */
@@ -15,6 +16,8 @@ export interface RunRequest {
   readonly dag: string;
   readonly policy: FailurePolicy;
   readonly maxConcurrency: number;
+  /** Outputs of an earlier run, by task id: those tasks complete at once with them and are not invoked. */
+  readonly reuse?: Readonly<Record<string, TaskOutput>>;
 }
 
 /** A user's cancel of a task (`task`) or of the whole run. `at`: when it was asked. */

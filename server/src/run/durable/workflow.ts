@@ -198,7 +198,14 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
     },
     startedAt,
   );
-  machine.start(startedAt);
+  const reused: number[] = [];
+  for (const [taskId, output] of Object.entries(request.reuse ?? {})) {
+    const task = machine.taskOf(taskId);
+    if (task === undefined) continue;
+    outputs[task] = output;
+    reused.push(task);
+  }
+  machine.start(startedAt, reused);
 
   const launch = (task: number, at: string): void => {
     const declaration = model.tasks[task]!;

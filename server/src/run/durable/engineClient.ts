@@ -1,7 +1,5 @@
-// The CLI's side of durable runs: plain HTTP calls to the Restate engine's ingress (no SDK: `run` without --engine,
-// and these commands too, load none of it), with one clear error for an engine that does not answer.
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// The client side of durable runs: plain HTTP calls to the Restate engine's ingress (no SDK: the CLI's commands that
+// submit, follow or cancel a run load none of it), with one clear error for an engine that does not answer.
 import {
   type ControlAnswer,
   type ControlRequest,
@@ -14,47 +12,14 @@ import {
   RUN_WORKFLOW,
   type RunIndexEntry,
   type RunRequest,
-} from '../run/durable/protocol';
-import type { RunReport } from '../run/types';
-import type { JournaledOutput } from '../run/durable/outputStore';
-import { DEFAULT_ENGINE_DIR } from './engine';
-import { UsageError } from './usage';
+} from './protocol';
+import type { RunEvent, RunReport } from '../types';
+import type { JournaledOutput } from './outputStore';
 
 /** The engine did not answer: exit code 3, with its URL and how to start one. */
 export class EngineUnreachable extends Error {}
 /** No run of that id is known to the engine: exit code 4. */
 export class UnknownRun extends Error {}
-
-/** The --engine URL (the ingress), or ACMP_ENGINE_URL; a usage error without either. */
-export function engineOption(value: string | undefined): string {
-  const url = value ?? process.env.ACMP_ENGINE_URL;
-  if (url === undefined || url === '') {
-    throw new UsageError(
-      'this command needs --engine URL (the Restate ingress, e.g. http://127.0.0.1:8080) or ACMP_ENGINE_URL',
-    );
-  }
-  try {
-    return new URL(url).toString().replace(/\/$/, '');
-  } catch {
-    throw new UsageError(`--engine needs a URL, not "${url}"`);
-  }
-}
-
-/** The admin URL of the engine `engine start` recorded with this ingress, else the engine's host on port 9070. */
-export function adminUrlFor(ingress: string): string {
-  const record = join(resolve(DEFAULT_ENGINE_DIR), 'engine.json');
-  if (existsSync(record)) {
-    try {
-      const recorded = JSON.parse(readFileSync(record, 'utf8')) as { ingress?: string; admin?: string };
-      if (recorded.ingress === ingress && typeof recorded.admin === 'string') return recorded.admin;
-    } catch {
-      // An unreadable record names no admin URL.
-    }
-  }
-  const url = new URL(ingress);
-  url.port = '9070';
-  return url.toString().replace(/\/$/, '');
-}
 
 const unreachable = (engine: string): EngineUnreachable =>
   new EngineUnreachable(
@@ -130,5 +95,28 @@ export class EngineClient {
   /** A piece of a stored output's JSON text, from the character `from` on. */
   outputPiece(output: JournaledOutput, from: number): Promise<OutputPiece> {
     return call<OutputPiece>(this.engine, `${OUTPUT_SERVICE}/read`, { output, from });
+  }
+}
+
+/** How often a follower asks for new events. */
+const POLL_MS = 200;
+
+/**
+ * Pages through the run's event log from its start, handing each event to `onEvent`, until the run ended (true) or
+ * `stop` says to (false). The engine has no push to clients: an empty page waits a moment before the next.
+ */
+export async function followRun(
+  client: EngineClient,
+  runId: string,
+  onEvent: (event: RunEvent) => void,
+  stop: () => boolean = () => false,
+): Promise<boolean> {
+  for (let from = 0; ;) {
+    const page = await client.events(runId, from);
+    page.events.forEach(onEvent);
+    from = page.next;
+    if (page.progress !== undefined && page.progress.status !== 'running' && from >= page.progress.batches) return true;
+    if (stop()) return false;
+    if (page.events.length === 0) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
