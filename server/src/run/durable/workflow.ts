@@ -38,6 +38,9 @@ export interface WorkerContext {
   readonly journalLimitBytes: number;
 }
 
+/** Events that make a batch of the log at once, and how long the first of a smaller batch waits for more. */
+const FLUSH_EVENTS = 256;
+const FLUSH_MS = 100;
 /** Batches of the event log one `events` call returns at most. */
 const PAGE_BATCHES = 64;
 /** Characters of a stored output one `AcmpOutputs/read` returns at most (well below the 32 MiB message limit). */
@@ -46,7 +49,7 @@ const PIECE_CHARS = 4 * 1024 * 1024;
 type Mailbox = { readonly requests: RestatePromise<{ readonly control: readonly ControlRequest[] }> };
 type RestatePromise<T> = restate.RestatePromise<T>;
 type Finished = { readonly task: number; readonly outcome: StepOutcome };
-type Woken = Finished | { readonly control: readonly ControlRequest[] };
+type Woken = Finished | { readonly control: readonly ControlRequest[] } | { readonly flush: true };
 
 const batchKey = (batch: number): string => `events.${batch}`;
 
@@ -274,12 +277,27 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
 
   let finished = carryOut(startedAt);
   log.flush('running');
+  // Events reach the log in batches: at FLUSH_EVENTS of them, or when a durable timer armed with the first of a batch
+  // fires (journaled like the steps, so a replay flushes at the same points). A state write per event would cost more
+  // journal entries than the steps themselves.
+  let flushTimer: RestatePromise<{ readonly flush: true }> | undefined;
   while (!finished) {
+    if (log.size >= FLUSH_EVENTS) {
+      log.flush('running');
+    } else if (log.size > 0 && flushTimer === undefined) {
+      flushTimer = ctx.sleep(FLUSH_MS).map(() => ({ flush: true }) as const);
+    }
     const woken: Woken = await restate.RestatePromise.race([
       ...Array.from(inFlight.values(), (entry) => entry.step),
       mailbox.requests,
+      ...(flushTimer === undefined ? [] : [flushTimer]),
     ]);
     let at: string;
+    if ('flush' in woken) {
+      flushTimer = undefined;
+      log.flush('running');
+      continue;
+    }
     if ('control' in woken) {
       at = woken.control[woken.control.length - 1]?.at ?? startedAt;
       for (const control of woken.control) {
@@ -310,7 +328,6 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
       } else machine.failed(task, outcome.error, at);
     }
     finished = carryOut(at);
-    log.flush('running');
   }
   // Aborted steps end at once; their outcomes change nothing, but the invocation may not end with steps open.
   if (abandoned.length > 0) await restate.RestatePromise.allSettled(abandoned);
@@ -347,6 +364,11 @@ class EventLog {
     private readonly runId: string,
     private readonly total: number,
   ) {}
+
+  /** Events not in the log yet. */
+  get size(): number {
+    return this.pending.length;
+  }
 
   add(body: DistributiveOmit<RunEvent, 'run_id' | 'at'>, at: string): void {
     if (body.type === 'cost') this.costCu += body.cost_cu;
