@@ -9,6 +9,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunReport } from '../../server/src/run/types';
+import { Balancer } from '../support/balancer';
 import {
   CountingProvider,
   TestEngine,
@@ -219,6 +220,59 @@ describe('durable runs on a Restate engine', { timeout: SUITE_TIMEOUT_MS }, () =
     ]);
     assert.equal(lonely.code, 1);
     assert.match(lonely.stderr, /cannot reach provider "gone"/);
+  });
+});
+
+describe('two workers behind one address', { timeout: SUITE_TIMEOUT_MS }, () => {
+  const scratch = scratchFolder('acmp-durable-two-');
+  const store = `${scratch.path}/outputs`;
+  let engine: TestEngine;
+  let provider: CountingProvider;
+  let balancer: Balancer;
+  const workers: ChildProcess[] = [];
+
+  before(async () => {
+    const ports = await Promise.all([workerPort(), workerPort()]);
+    [engine, provider, balancer] = await Promise.all([
+      TestEngine.start(`${scratch.path}/engine`),
+      CountingProvider.start(),
+      Balancer.start(ports),
+    ]);
+    for (const port of ports) {
+      const providers = provider.providersFile(scratch);
+      workers.push(await startWorker(engine, { port, providers, store, advertise: balancer.url }));
+    }
+  });
+  after(async () => {
+    await Promise.all([...workers.map(kill), provider?.stop(), engine?.stop(), balancer?.close()]);
+    scratch.remove();
+  });
+
+  test('share the runs: with one of them killed mid-run, the other completes every run, nothing runs twice', async () => {
+    const file = scratch.file('diamond.acmp-dag.json', DIAMOND);
+    // Registration went through the balancer too: only the connections opened for the runs count.
+    const registered = new Map(balancer.connections);
+    const runIds: string[] = [];
+    for (let k = 0; k < 4; k++) {
+      const submitted = await cli(['run', file, '--engine', engine.ingress, '--detach']);
+      assert.equal(submitted.code, 0, submitted.stderr);
+      runIds.push(submitted.stdout.trim());
+    }
+    await provider.waitFor('executions', 4 * 3);
+    for (const [port, count] of balancer.connections) {
+      assert.ok(count > (registered.get(port) ?? 0), `the engine opened no connection to the worker at ${port}`);
+    }
+    await kill(workers[0]!);
+    await provider.release();
+    for (const runId of runIds) {
+      const attached = await cli(['attach', runId, '--engine', engine.ingress, '--json']);
+      assert.equal(attached.code, 0, attached.stderr);
+      const report = JSON.parse(attached.stdout) as RunReport;
+      assert.equal(report.status, 'completed');
+    }
+    const counts = await provider.counts();
+    assert.equal(Object.keys(counts.executions).length, 4 * 4);
+    assert.ok(Object.values(counts.executions).every((count) => count === 1));
   });
 });
 

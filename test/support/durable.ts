@@ -75,10 +75,11 @@ export class TestEngine {
 /** `acmp-dag worker` as its own process; resolves once it registered. */
 export async function startWorker(
   engine: TestEngine,
-  options: { port: number; providers?: string; store: string },
+  options: { port: number; providers?: string; store: string; advertise?: string },
 ): Promise<ChildProcess> {
   const args = [CLI, 'worker', '--engine', engine.ingress, '--admin', engine.admin, '--port', String(options.port)];
   args.push('--store', options.store);
+  if (options.advertise !== undefined) args.push('--advertise', options.advertise);
   if (options.providers !== undefined) args.push('--providers', options.providers);
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
