@@ -9,12 +9,14 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunReport } from '../../server/src/run/types';
-import { Balancer } from '../support/balancer';
 import {
+  CHAIN_AND_APART,
   CountingProvider,
+  DIAMOND,
   TestEngine,
-  byTask,
+  assertDiamondOnce,
   cli,
+  countsOfRun,
   kill,
   scratchFolder,
   startWorker,
@@ -23,31 +25,6 @@ import {
 
 const SUITE_TIMEOUT_MS = 120_000;
 const PIPELINE = 'examples/text-pipeline.acmp-dag.json';
-
-const echo = (id: string, from?: string | string[]) => ({
-  task_id: id,
-  capability: 'echo',
-  input:
-    from === undefined
-      ? { type: 'text', data: id }
-      : { source: Array.isArray(from) ? { from_tasks: from } : { from_task: from } },
-});
-const hold = (id: string, from?: string) => ({ ...echo(id, from), capability: 'hold' });
-const edges = (...pairs: [string, string][]) => pairs.map(([from, to]) => ({ from, to }));
-
-/** a → b, a → c (b and c held by the provider until released), b → d, c → d. */
-const DIAMOND = {
-  dag_id: 'dag_durable_diamond',
-  tasks: [echo('task_a'), hold('task_b', 'task_a'), hold('task_c', 'task_a'), echo('task_d', ['task_b', 'task_c'])],
-  edges: edges(['task_a', 'task_b'], ['task_a', 'task_c'], ['task_b', 'task_d'], ['task_c', 'task_d']),
-};
-
-/** a → b → c, and x apart; b and x held. */
-const CHAIN_AND_APART = {
-  dag_id: 'dag_durable_cancel',
-  tasks: [echo('task_a'), hold('task_b', 'task_a'), echo('task_c', 'task_b'), hold('task_x')],
-  edges: edges(['task_a', 'task_b'], ['task_b', 'task_c']),
-};
 
 const runIdOf = (stderr: string): string => /durable run (\S+) submitted/.exec(stderr)![1]!;
 
@@ -92,40 +69,18 @@ describe('durable runs on a Restate engine', { timeout: SUITE_TIMEOUT_MS }, () =
     return JSON.parse(attached.stdout) as RunReport;
   }
 
-  /** The provider's counts of the run's wire task ids, by DAG task id. */
-  async function countsOf(report: RunReport) {
-    const tag = report.tasks[0]!.wire_task_id!.slice(report.tasks[0]!.task_id.length);
-    const counts = await provider.counts();
-    const ofRun = (table: Record<string, number>) =>
-      byTask(Object.fromEntries(Object.entries(table).filter(([wireId]) => wireId.endsWith(tag))));
-    return { invokes: ofRun(counts.invokes), executions: ofRun(counts.executions), cancels: ofRun(counts.cancels) };
-  }
-
-  /** The diamond completed, each task executed once, and the completed task_a never invoked again. */
-  async function assertDiamondOnce(report: RunReport): Promise<void> {
-    assert.equal(report.status, 'completed');
-    assert.deepEqual(report.result.task_d?.data, [
-      { type: 'text', data: 'task_a' },
-      { type: 'text', data: 'task_a' },
-    ]);
-    const counts = await countsOf(report);
-    assert.deepEqual(counts.executions, { task_a: 1, task_b: 1, task_c: 1, task_d: 1 });
-    assert.equal(counts.invokes.task_a, 1);
-    assert.equal(counts.invokes.task_d, 1);
-  }
-
   test('a worker SIGKILLed mid-run: another at its address completes the run, nothing runs twice', async () => {
     // task_a completed, task_b and task_c are in flight at the provider.
     const report = await crashMidRun('diamond-worker.acmp-dag.json', DIAMOND, 3, async () => {
       await kill(worker);
       worker = await startWorker(engine, { port, providers: provider.providersFile(scratch), store });
     });
-    await assertDiamondOnce(report);
+    await assertDiamondOnce(provider, report);
   });
 
   test('the server SIGKILLed mid-run and started again: the run completes, nothing runs twice', async () => {
     const report = await crashMidRun('diamond-server.acmp-dag.json', DIAMOND, 3, () => engine.restart());
-    await assertDiamondOnce(report);
+    await assertDiamondOnce(provider, report);
   });
 
   test('cancelling a task on the engine cancels what depends on it; the independent branch completes', async () => {
@@ -152,7 +107,7 @@ describe('durable runs on a Restate engine', { timeout: SUITE_TIMEOUT_MS }, () =
       ],
     );
     assert.match(report.tasks[2]!.error!.message, /cancelled with upstream task "task_b"/);
-    const runCounts = await countsOf(report);
+    const runCounts = await countsOfRun(provider, report);
     assert.equal(runCounts.cancels.task_b, 1);
     assert.equal(runCounts.invokes.task_c, undefined);
   });
@@ -220,59 +175,6 @@ describe('durable runs on a Restate engine', { timeout: SUITE_TIMEOUT_MS }, () =
     ]);
     assert.equal(lonely.code, 1);
     assert.match(lonely.stderr, /cannot reach provider "gone"/);
-  });
-});
-
-describe('two workers behind one address', { timeout: SUITE_TIMEOUT_MS }, () => {
-  const scratch = scratchFolder('acmp-durable-two-');
-  const store = `${scratch.path}/outputs`;
-  let engine: TestEngine;
-  let provider: CountingProvider;
-  let balancer: Balancer;
-  const workers: ChildProcess[] = [];
-
-  before(async () => {
-    const ports = await Promise.all([workerPort(), workerPort()]);
-    [engine, provider, balancer] = await Promise.all([
-      TestEngine.start(`${scratch.path}/engine`),
-      CountingProvider.start(),
-      Balancer.start(ports),
-    ]);
-    for (const port of ports) {
-      const providers = provider.providersFile(scratch);
-      workers.push(await startWorker(engine, { port, providers, store, advertise: balancer.url }));
-    }
-  });
-  after(async () => {
-    await Promise.all([...workers.map(kill), provider?.stop(), engine?.stop(), balancer?.close()]);
-    scratch.remove();
-  });
-
-  test('share the runs: with one of them killed mid-run, the other completes every run, nothing runs twice', async () => {
-    const file = scratch.file('diamond.acmp-dag.json', DIAMOND);
-    // Registration went through the balancer too: only the connections opened for the runs count.
-    const registered = new Map(balancer.connections);
-    const runIds: string[] = [];
-    for (let k = 0; k < 4; k++) {
-      const submitted = await cli(['run', file, '--engine', engine.ingress, '--detach']);
-      assert.equal(submitted.code, 0, submitted.stderr);
-      runIds.push(submitted.stdout.trim());
-    }
-    await provider.waitFor('executions', 4 * 3);
-    for (const [port, count] of balancer.connections) {
-      assert.ok(count > (registered.get(port) ?? 0), `the engine opened no connection to the worker at ${port}`);
-    }
-    await kill(workers[0]!);
-    await provider.release();
-    for (const runId of runIds) {
-      const attached = await cli(['attach', runId, '--engine', engine.ingress, '--json']);
-      assert.equal(attached.code, 0, attached.stderr);
-      const report = JSON.parse(attached.stdout) as RunReport;
-      assert.equal(report.status, 'completed');
-    }
-    const counts = await provider.counts();
-    assert.equal(Object.keys(counts.executions).length, 4 * 4);
-    assert.ok(Object.values(counts.executions).every((count) => count === 1));
   });
 });
 

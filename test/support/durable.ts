@@ -1,11 +1,13 @@
 // Real processes for the durable-run tests: the Restate server from node_modules on free loopback ports with a
 // temporary data folder, `acmp-dag worker` processes, the counting provider (countingProviderProcess.ts), and the
 // CLI. Each can be SIGKILLed and started again at the same address.
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type EngineProcess, startEngineProcess } from '../../server/src/run/durable/engineProcess';
+import { type EngineProcess, type EnginePorts, startEngineProcess } from '../../server/src/run/durable/engineProcess';
+import type { RunReport } from '../../server/src/run/types';
 import type { Counts } from './countingProviderProcess';
 import { freePort } from './system';
 
@@ -72,9 +74,48 @@ export class TestEngine {
   }
 }
 
+/**
+ * A cluster of `size` nodes on 127.0.0.1 (notes/restate.md): one cluster name, the first node provisions it, the log
+ * replicated on 2 nodes, one partition (so the node leading it leads every run).
+ */
+export async function startCluster(dir: string, size: number): Promise<EngineProcess[]> {
+  const ports: EnginePorts[] = [];
+  for (let k = 0; k < size; k++)
+    ports.push({ node: await freePort(), ingress: await freePort(), admin: await freePort() });
+  const addresses = ports.map((port) => `"http://127.0.0.1:${port.node}"`).join(', ');
+  mkdirSync(dir, { recursive: true });
+  return Promise.all(
+    ports.map((port, k) => {
+      const configFile = join(dir, `n${k + 1}.toml`);
+      writeFileSync(
+        configFile,
+        [
+          'cluster-name = "acmp-test"',
+          `auto-provision = ${k === 0}`,
+          'default-replication = 2',
+          'default-num-partitions = 1',
+          `advertised-address = "http://127.0.0.1:${port.node}"`,
+          '[bifrost]',
+          'default-provider = "replicated"',
+          '[metadata-client]',
+          `addresses = [${addresses}]`,
+          '',
+        ].join('\n'),
+      );
+      return startEngineProcess({ dir, nodeName: `n${k + 1}`, ports: port, configFile });
+    }),
+  );
+}
+
+/** The partitions node `engine` leads now, from its metrics. */
+export async function partitionsLed(engine: EngineProcess): Promise<number> {
+  const metrics = await (await fetch(`http://127.0.0.1:${engine.ports.node}/metrics`)).text();
+  return Number(/^restate_num_active_partition_leaders\{[^}]*\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
+}
+
 /** `acmp-dag worker` as its own process; resolves once it registered. */
 export async function startWorker(
-  engine: TestEngine,
+  engine: { readonly ingress: string; readonly admin: string },
   options: { port: number; providers?: string; store: string; advertise?: string },
 ): Promise<ChildProcess> {
   const args = [CLI, 'worker', '--engine', engine.ingress, '--admin', engine.admin, '--port', String(options.port)];
@@ -176,4 +217,52 @@ export function cli(args: readonly string[], started?: (child: ChildProcess) => 
   child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
   started?.(child);
   return new Promise((done) => child.once('close', (code) => done({ code, stdout, stderr })));
+}
+
+// DAGs of the counting provider's capabilities.
+const echo = (id: string, from?: string | string[]) => ({
+  task_id: id,
+  capability: 'echo',
+  input:
+    from === undefined
+      ? { type: 'text', data: id }
+      : { source: Array.isArray(from) ? { from_tasks: from } : { from_task: from } },
+});
+const hold = (id: string, from?: string) => ({ ...echo(id, from), capability: 'hold' });
+const edges = (...pairs: [string, string][]) => pairs.map(([from, to]) => ({ from, to }));
+
+/** a → b, a → c (b and c held by the provider until released), b → d, c → d. */
+export const DIAMOND = {
+  dag_id: 'dag_durable_diamond',
+  tasks: [echo('task_a'), hold('task_b', 'task_a'), hold('task_c', 'task_a'), echo('task_d', ['task_b', 'task_c'])],
+  edges: edges(['task_a', 'task_b'], ['task_a', 'task_c'], ['task_b', 'task_d'], ['task_c', 'task_d']),
+};
+
+/** a → b → c, and x apart; b and x held. */
+export const CHAIN_AND_APART = {
+  dag_id: 'dag_durable_cancel',
+  tasks: [echo('task_a'), hold('task_b', 'task_a'), echo('task_c', 'task_b'), hold('task_x')],
+  edges: edges(['task_a', 'task_b'], ['task_b', 'task_c']),
+};
+
+/** The provider's counts of the run's wire task ids, by DAG task id. */
+export async function countsOfRun(provider: CountingProvider, report: RunReport): Promise<Counts> {
+  const tag = report.tasks[0]!.wire_task_id!.slice(report.tasks[0]!.task_id.length);
+  const counts = await provider.counts();
+  const ofRun = (table: Record<string, number>) =>
+    byTask(Object.fromEntries(Object.entries(table).filter(([wireId]) => wireId.endsWith(tag))));
+  return { invokes: ofRun(counts.invokes), executions: ofRun(counts.executions), cancels: ofRun(counts.cancels) };
+}
+
+/** DIAMOND completed, each task executed once, and the completed task_a and task_d invoked once. */
+export async function assertDiamondOnce(provider: CountingProvider, report: RunReport): Promise<void> {
+  assert.equal(report.status, 'completed');
+  assert.deepEqual(report.result.task_d?.data, [
+    { type: 'text', data: 'task_a' },
+    { type: 'text', data: 'task_a' },
+  ]);
+  const counts = await countsOfRun(provider, report);
+  assert.deepEqual(counts.executions, { task_a: 1, task_b: 1, task_c: 1, task_d: 1 });
+  assert.equal(counts.invokes.task_a, 1);
+  assert.equal(counts.invokes.task_d, 1);
 }
