@@ -25,7 +25,7 @@ import {
 } from './protocol';
 import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
-import type { DagRun, ProviderConnection, RunEvent, RunOptions, RunReport } from './types';
+import type { DagRun, InvokeHandlers, ProviderConnection, RunEvent, RunOptions, RunReport } from './types';
 
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_BACKOFF_MS = 100;
@@ -72,7 +72,8 @@ export function startRun(analysis: DagAnalysis, options: RunOptions): DagRun {
   };
 }
 
-type Outcome = { readonly ok: true; readonly value: InvokeResult } | { readonly ok: false; readonly error: TaskError };
+type Failure = { readonly ok: false; readonly error: TaskError };
+type Outcome = { readonly ok: true; readonly value: InvokeResult } | Failure;
 type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
 /** A RunEvent before the run stamps it. */
 type EventBody = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'run_id' | 'at'> : never) : never;
@@ -82,8 +83,11 @@ const ENDED = Promise.resolve();
 /** The lists most tasks leave empty share this one (a run keeps 10,000s of tasks: an empty array each adds up). */
 const NONE: readonly never[] = Object.freeze([]);
 
-/** A task's invoke while it runs (and, for a task that streams into others, after: its chunks stay readable). */
-class TaskRun {
+/**
+ * A task's invoke while it runs (and, for a task that streams into others, after: its chunks stay readable). It is
+ * its invokes' handlers too: no closures per invoke.
+ */
+class TaskRun implements InvokeHandlers {
   /** Called with each chunk of this task's output as it is delivered in order: the feeds of live downstream tasks. */
   chunkListeners: Set<(chunk: ChunkParams) => void> | undefined;
   /** Set once the task streams its output (an invoke with `stream: true`); kept across transport retries. */
@@ -104,6 +108,7 @@ class TaskRun {
   private resolveEnded = NOTHING;
 
   constructor(
+    private readonly driver: Run,
     /** Its position in `model.tasks`: the machine's name for it. */
     readonly index: number,
     readonly declaration: TaskDeclaration,
@@ -116,6 +121,14 @@ class TaskRun {
   ended(): Promise<void> {
     if (!this.active) return ENDED;
     return (this.endedPromise ??= new Promise((resolve) => (this.resolveEnded = resolve)));
+  }
+
+  onChunk(chunk: ChunkParams): void {
+    this.driver.onChunk(this, chunk);
+  }
+
+  onHeartbeat(beat: HeartbeatParams): void {
+    this.driver.onHeartbeat(this, beat);
   }
 
   /** The task is terminal: ends the waits on it (its invoke's answer, and `ended()`). */
@@ -186,7 +199,7 @@ class Run implements MachineCommands {
       if (declaration.inputForm !== 'reference') continue;
       for (let position = 0; position < declaration.referenceCount; position++) {
         const upstream = this.machine.taskOf(declaration.referencedId(position))!;
-        if (reads.lastIndexOf(upstream) >= this.readStart[task]!) continue;
+        if (readsAlready(reads, this.readStart[task]!, upstream)) continue;
         reads.push(upstream);
         this.readers[upstream]!++;
       }
@@ -231,7 +244,7 @@ class Run implements MachineCommands {
     const declaration = this.model.tasks[index]!;
     const id = declaration.id!;
     const plain = (this.options.plainTasks?.[index] ?? declaration.node.value) as Record<string, unknown>;
-    const task = new TaskRun(index, declaration, id, `${id}-${this.runTag}`, plain);
+    const task = new TaskRun(this, index, declaration, id, `${id}-${this.runTag}`, plain);
     this.runs[index] = task;
     const candidates = this.pool.candidates(declaration.capability!);
     if (this.listening) {
@@ -245,7 +258,7 @@ class Run implements MachineCommands {
         this.machine.startTimeOf(index),
       );
     }
-    void this.execute(task, candidates);
+    if (!this.sendAtOnce(task, candidates)) void this.execute(task, candidates);
   }
 
   /** The machine's command: the task is terminal; an invoke still in flight gets `acmp/cancel`. */
@@ -288,8 +301,76 @@ class Run implements MachineCommands {
     void this.end();
   }
 
-  /** Tries the candidate providers in order until one takes the task (design.md §6); never rejects. */
-  private async execute(task: TaskRun, candidates: readonly ProviderConfig[]): Promise<void> {
+  /**
+   * The usual case, without the general path's async steps (a promise and a frame each, per task): the first
+   * candidate's connection is open and the invoke neither streams in nor out. Sends the invoke and returns true;
+   * false leaves the task to `execute`. A refusal or transport failure goes on in `execute` where this left off.
+   */
+  private sendAtOnce(task: TaskRun, candidates: readonly ProviderConfig[]): boolean {
+    const provider = candidates[0];
+    if (provider === undefined || this.machine.isStreamLive(task.index)) return false;
+    const connection = this.pool.opened(provider);
+    if (connection === undefined || this.streams(task, connection)) return false;
+    const input = this.literalInput(task);
+    if (!input.ok) {
+      this.fail(task, input.error);
+      return true;
+    }
+    const params = this.prepareSend(task, connection, input.input, false);
+    let invoked: Promise<InvokeResult>;
+    try {
+      invoked = connection.invoke(params, task);
+    } catch (error) {
+      invoked = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    // A fault in taking the answer fails the task, as `execute` would catch it.
+    invoked.then(
+      (result) => {
+        if (!this.answered(task, connection)) return;
+        try {
+          this.complete(task, result);
+        } catch (error) {
+          this.executorFailed(task, error);
+        }
+      },
+      (error: unknown) => {
+        if (!this.answered(task, connection)) return;
+        try {
+          this.failedAtOnce(task, candidates, connection, error);
+        } catch (fault) {
+          this.executorFailed(task, fault);
+        }
+      },
+    );
+    return true;
+  }
+
+  /** `sendAtOnce`'s invoke failed: the task fails, or goes on at the next attempt or the next candidate. */
+  private failedAtOnce(
+    task: TaskRun,
+    candidates: readonly ProviderConfig[],
+    connection: ProviderConnection,
+    error: unknown,
+  ): void {
+    const outcome = outcomeOf(error, connection);
+    if (outcome instanceof TransportError) {
+      if (!outcome.retryable) return this.fail(task, internalError(outcome.message));
+      const resume = { candidate: 0, refusals: [], attempt: 1, connection, failure: outcome.message };
+      return void this.execute(task, candidates, resume);
+    }
+    if (!REFUSALS.includes(outcome.error.code)) return this.fail(task, outcome.error);
+    void this.execute(task, candidates, { candidate: 1, refusals: [refusalOf(candidates[0]!, outcome.error)] });
+  }
+
+  private executorFailed(task: TaskRun, error: unknown): void {
+    this.fail(task, internalError(`the executor failed: ${messageOf(error)}`));
+  }
+
+  /**
+   * Tries the candidate providers in order until one takes the task (design.md §6), from the start or from where
+   * `sendAtOnce` left off; never rejects.
+   */
+  private async execute(task: TaskRun, candidates: readonly ProviderConfig[], resume?: Resume): Promise<void> {
     // Caught here rather than by a `catch` on its promise: a promise and a closure less per task.
     try {
       if (candidates.length === 0) {
@@ -302,37 +383,38 @@ class Run implements MachineCommands {
         const input = this.literalInput(task);
         if (!input.ok) return this.fail(task, input.error);
       }
-      const refusals: TaskError[] = [];
-      for (const provider of candidates) {
+      const refusals: TaskError[] = resume?.refusals ?? [];
+      for (let candidate = resume?.candidate ?? 0; candidate < candidates.length; candidate++) {
+        const provider = candidates[candidate]!;
         // The task stays running but moves on: say where, so that no one reads the refusing provider as the one running it.
-        if (provider !== candidates[0]) {
+        if (candidate > 0) {
           this.emit({ type: 'task-state', task_id: task.id, state: 'running', provider_id: provider.id });
         }
-        const outcome = await this.invokeAt(task, provider);
+        const outcome = await this.invokeAt(task, provider, candidate === resume?.candidate ? resume : undefined);
         if (outcome === undefined) return;
         if (outcome.ok) return this.complete(task, outcome.value);
         // A provider that already streamed output took the task: its error is the task's.
         if (!REFUSALS.includes(outcome.error.code) || task.sequencer?.started === true) {
           return this.fail(task, outcome.error);
         }
-        refusals.push({ ...outcome.error, message: `provider "${provider.id}": ${outcome.error.message}` });
+        refusals.push(refusalOf(provider, outcome.error));
       }
       const last = refusals[refusals.length - 1]!;
       this.fail(task, { ...last, message: `no provider took the task: ${refusals.map((r) => r.message).join('; ')}` });
     } catch (error) {
-      this.fail(task, { code: ACMP_ERRORS.internal, message: `the executor failed: ${messageOf(error)}` });
+      this.executorFailed(task, error);
     }
   }
 
   /**
    * One invoke at one provider, sent again with the same wire id on a fresh connection after a transport failure
    * (bounded, doubling backoff): a provider that honours idempotency never runs it twice. Undefined when the task
-   * ended meanwhile.
+   * ended meanwhile. `resume`: the attempts `sendAtOnce` made already.
    */
-  private async invokeAt(task: TaskRun, provider: ProviderConfig): Promise<Outcome | undefined> {
-    let connection: ProviderConnection | undefined;
-    let failure = '';
-    for (let attempt = 0; attempt < this.attempts; attempt++) {
+  private async invokeAt(task: TaskRun, provider: ProviderConfig, resume?: Resume): Promise<Outcome | undefined> {
+    let connection = resume?.connection;
+    let failure = resume?.failure ?? '';
+    for (let attempt = resume?.attempt ?? 0; attempt < this.attempts; attempt++) {
       if (attempt > 0 && !(await this.pause(task, this.backoffMs * 2 ** (attempt - 1)))) return undefined;
       try {
         // An open connection is taken as it is: awaiting it would cost every task a turn of the event loop's queue.
@@ -357,15 +439,12 @@ class Run implements MachineCommands {
         answer = await this.send(task, connection, input.input);
       }
       if (!(answer instanceof TransportError)) return answer;
-      if (!answer.retryable) return { ok: false, error: { code: ACMP_ERRORS.internal, message: answer.message } };
+      if (!answer.retryable) return { ok: false, error: internalError(answer.message) };
       failure = answer.message;
     }
     return {
       ok: false,
-      error: {
-        code: ACMP_ERRORS.internal,
-        message: `provider "${provider.id}" unreachable after ${this.attempts} attempt(s): ${failure}`,
-      },
+      error: internalError(`provider "${provider.id}" unreachable after ${this.attempts} attempt(s): ${failure}`),
     };
   }
 
@@ -395,20 +474,24 @@ class Run implements MachineCommands {
     return this.literalInput(task);
   }
 
-  /** Sends one invoke and waits for its answer, a TransportError, or the task's end (undefined). */
-  private async send(
+  /** Whether an invoke of `task` on `connection` asks for its output as a stream. */
+  private streams(task: TaskRun, connection: ProviderConnection): boolean {
+    return (
+      !task.outputStreamRefused &&
+      (this.machine.streamTargetsOf(task.index).length > 0 || task.plain.stream === true) &&
+      streamsOutput(connection.acmp)
+    );
+  }
+
+  /** The invoke to send on `connection`, with the task's deadline and liveness set for it. */
+  private prepareSend(
     task: TaskRun,
     connection: ProviderConnection,
     input: TaskOutput | undefined,
-  ): Promise<Outcome | TransportError | undefined> {
-    if (!task.active) return undefined;
+    stream: boolean,
+  ): InvokeParams {
     const { plain } = task;
-    const stream =
-      !task.outputStreamRefused &&
-      (this.machine.streamTargetsOf(task.index).length > 0 || plain.stream === true) &&
-      streamsOutput(connection.acmp);
     if (stream) task.sequencer ??= new ChunkSequencer();
-    const params = invokeParams(task, input, stream);
     // The deadline counts from the first invoke sent (Layer 1 §3.1: the window in which its result must arrive), not
     // from the provider's start-up; retries and fallbacks stay within it.
     if (task.timeoutMs === undefined) {
@@ -429,38 +512,35 @@ class Run implements MachineCommands {
         window,
       );
     }
+    return invokeParams(task, input, stream);
+  }
+
+  /** The answer of the invoke on `connection` came: whether the task still runs to take it. */
+  private answered(task: TaskRun, connection: ProviderConnection): boolean {
+    clearTimeout(task.liveness);
+    if (task.inFlight === connection) task.inFlight = undefined;
+    return task.active;
+  }
+
+  /** Sends one invoke and waits for its answer, a TransportError, or the task's end (undefined). */
+  private async send(
+    task: TaskRun,
+    connection: ProviderConnection,
+    input: TaskOutput | undefined,
+  ): Promise<Outcome | TransportError | undefined> {
+    if (!task.active) return undefined;
+    const params = this.prepareSend(task, connection, input, this.streams(task, connection));
     // One promise settles with the answer or, through `interrupt`, with the task's end, rather than a race of two.
     let stopFeed: (() => void) | undefined;
     const settled = await new Promise<Settled<InvokeResult> | undefined>((resolve) => {
       task.interrupt = resolve;
-      settleWith(
-        () =>
-          connection.invoke(params, {
-            onChunk: (chunk) => this.onChunk(task, chunk),
-            onHeartbeat: (beat) => this.onHeartbeat(task, beat),
-          }),
-        resolve,
-      );
+      settleWith(() => connection.invoke(params, task), resolve);
       if (input === undefined) stopFeed = this.feed(task, connection);
     });
     task.interrupt = undefined;
     stopFeed?.();
-    clearTimeout(task.liveness);
-    if (task.inFlight === connection) task.inFlight = undefined;
-    if (settled === undefined || !task.active) return undefined;
-    if (settled.ok) return settled;
-    const { error } = settled;
-    if (error instanceof TransportError) return error;
-    if (error instanceof AcmpError) {
-      return {
-        ok: false,
-        error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
-      };
-    }
-    return {
-      ok: false,
-      error: { code: ACMP_ERRORS.internal, message: `provider "${connection.providerId}": ${messageOf(error)}` },
-    };
+    if (!this.answered(task, connection) || settled === undefined) return undefined;
+    return settled.ok ? settled : outcomeOf(settled.error, connection);
   }
 
   /** Forwards the source's output chunks, those delivered so far and those to come, as input chunks (Layer 2 §5). */
@@ -481,7 +561,7 @@ class Run implements MachineCommands {
     return () => listeners.delete(forward);
   }
 
-  private onChunk(task: TaskRun, chunk: ChunkParams): void {
+  onChunk(task: TaskRun, chunk: ChunkParams): void {
     const sequencer = task.sequencer;
     if (!task.active || sequencer === undefined) return;
     task.liveness?.refresh();
@@ -495,7 +575,7 @@ class Run implements MachineCommands {
     }
   }
 
-  private onHeartbeat(task: TaskRun, beat: HeartbeatParams): void {
+  onHeartbeat(task: TaskRun, beat: HeartbeatParams): void {
     if (!task.active) return;
     task.liveness?.refresh();
     this.emit({
@@ -629,6 +709,35 @@ function outputOf(task: TaskRun, result: InvokeResult): TaskOutput | string {
   return typeof output.type === 'string' ? { type: output.type, data: output.data } : 'the output has no string type';
 }
 
+/** Where `sendAtOnce` left off for `execute`: the candidate to go on with, and at it the attempt and its connection. */
+interface Resume {
+  readonly candidate: number;
+  readonly refusals: TaskError[];
+  readonly attempt?: number;
+  readonly connection?: ProviderConnection;
+  readonly failure?: string;
+}
+
+/** What an invoke's rejection means: the provider's error answer, a transport failure, or a fault of the provider. */
+function outcomeOf(error: unknown, connection: ProviderConnection): Failure | TransportError {
+  if (error instanceof TransportError) return error;
+  if (error instanceof AcmpError) {
+    return {
+      ok: false,
+      error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+    };
+  }
+  return { ok: false, error: internalError(`provider "${connection.providerId}": ${messageOf(error)}`) };
+}
+
+const internalError = (message: string): TaskError => ({ code: ACMP_ERRORS.internal, message });
+
+/** A provider's refusal, named for the message that lists why no provider took the task. */
+const refusalOf = (provider: ProviderConfig, error: TaskError): TaskError => ({
+  ...error,
+  message: `provider "${provider.id}": ${error.message}`,
+});
+
 /** Calls `call` and hands the outcome of its promise (or its synchronous throw) to `done`. */
 function settleWith<T>(call: () => Promise<T>, done: (settled: Settled<T>) => void): void {
   try {
@@ -669,6 +778,11 @@ function now(): string {
     clockIso = new Date(ms).toISOString();
   }
   return clockIso;
+}
+/** Whether `reads` from `from` on holds `upstream` (a task's reads so far: few, often one). */
+function readsAlready(reads: readonly number[], from: number, upstream: number): boolean {
+  for (let k = from; k < reads.length; k++) if (reads[k] === upstream) return true;
+  return false;
 }
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 const finiteOrZero = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
