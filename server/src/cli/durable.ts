@@ -4,7 +4,7 @@
 // log with a cursor: the engine has no push to clients. Exit codes: 0 completed, 1 failed or cancelled, 2 usage or a
 // DAG with errors, 3 the engine does not answer, 4 no run of that id.
 import { randomUUID } from 'node:crypto';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { RunRequest } from '../run/durable/protocol';
 import { type JournaledOutput, isOutputRef } from '../run/durable/outputStore';
 import type { FailurePolicy, RunReport } from '../run/types';
@@ -113,10 +113,18 @@ async function printReport(client: EngineClient, report: RunReport): Promise<voi
   process.stdout.write('\n');
 }
 
-const runIdOf = (positionals: string[], command: string): string => {
-  if (positionals.length !== 1) throw new UsageError(`${command} needs exactly one RUN_ID`);
-  return positionals[0]!;
-};
+/** The run a command names (RUN_ID, --engine, and its `extra` options), known to the engine: UnknownRun otherwise. */
+async function namedRun(args: string[], command: string, extra: NonNullable<ParseArgsConfig['options']>) {
+  const parsed = parseArgs({ args, allowPositionals: true, options: { engine: { type: 'string' }, ...extra } });
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (parsed.positionals.length !== 1) throw new UsageError(`${command} needs exactly one RUN_ID`);
+  const runId = parsed.positionals[0]!;
+  const client = new EngineClient(engineOption(typeof values.engine === 'string' ? values.engine : undefined));
+  await client.known(runId);
+  return { values, runId, client };
+}
+
+const JSON_OPTION = { json: { type: 'boolean', default: false } } as const;
 
 /** `acmp-dag runs --engine URL`: id, dag_id, status, progress and cost of each run the engine knows. */
 export function runsCommand(args: string[]): Promise<number> {
@@ -156,51 +164,36 @@ export function runsCommand(args: string[]): Promise<number> {
 /** `acmp-dag attach RUN_ID --engine URL [--json]`: what happened so far, then the rest as it happens. */
 export function attachCommand(args: string[]): Promise<number> {
   return withExitCodes(async () => {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { engine: { type: 'string' }, json: { type: 'boolean', default: false } },
-    });
-    const runId = runIdOf(positionals, 'attach');
-    const client = new EngineClient(engineOption(values.engine));
-    await client.known(runId);
-    return followToEnd(client, runId, values.json);
+    const { values, runId, client } = await namedRun(args, 'attach', JSON_OPTION);
+    return followToEnd(client, runId, values.json === true);
   });
 }
 
 /** `acmp-dag cancel RUN_ID [--task TASK_ID] --engine URL`. */
 export function cancelCommand(args: string[]): Promise<number> {
   return withExitCodes(async () => {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { engine: { type: 'string' }, task: { type: 'string' } },
-    });
-    const runId = runIdOf(positionals, 'cancel');
-    const client = new EngineClient(engineOption(values.engine));
-    await client.known(runId);
-    if (values.task !== undefined) {
+    const { values, runId, client } = await namedRun(args, 'cancel', { task: { type: 'string' } } as const);
+    const task = typeof values.task === 'string' ? values.task : undefined;
+    if (task !== undefined) {
       const started = (await client.events(runId, 0)).events.find((event) => event.type === 'run-started');
-      if (started !== undefined && started.type === 'run-started' && !started.tasks.includes(values.task)) {
-        process.stderr.write(`acmp-dag: the run ${runId} has no task "${values.task}"\n`);
+      if (started !== undefined && started.type === 'run-started' && !started.tasks.includes(task)) {
+        process.stderr.write(`acmp-dag: the run ${runId} has no task "${task}"\n`);
         return 2;
       }
     }
     const at = new Date().toISOString();
     const answer = await client.control(
       runId,
-      values.task === undefined
-        ? { reason: 'the run was cancelled', at }
-        : { task: values.task, reason: 'cancelled by the user', at },
+      task === undefined ? { reason: 'the run was cancelled', at } : { task, reason: 'cancelled by the user', at },
     );
     if (answer === 'ended') {
       process.stderr.write(`acmp-dag: the run ${runId} has ended already\n`);
       return 1;
     }
     write(
-      values.task === undefined
+      task === undefined
         ? `Cancelling run ${runId}.`
-        : `Cancelling task ${values.task} of run ${runId} and what depends on it.`,
+        : `Cancelling task ${task} of run ${runId} and what depends on it.`,
     );
     return 0;
   });
@@ -209,14 +202,7 @@ export function cancelCommand(args: string[]): Promise<number> {
 /** `acmp-dag report RUN_ID --engine URL [--json]`: the run report, once the run has ended. */
 export function reportCommand(args: string[]): Promise<number> {
   return withExitCodes(async () => {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { engine: { type: 'string' }, json: { type: 'boolean', default: false } },
-    });
-    const runId = runIdOf(positionals, 'report');
-    const client = new EngineClient(engineOption(values.engine));
-    await client.known(runId);
+    const { values, runId, client } = await namedRun(args, 'report', JSON_OPTION);
     const report = await client.report(runId);
     if (values.json) await printReport(client, report);
     else write(summary(report));

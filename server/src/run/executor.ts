@@ -27,13 +27,13 @@ import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutpu
 import { ChunkSequencer } from './sequencer';
 import type { DagRun, InvokeHandlers, ProviderConnection, RunEvent, RunOptions, RunReport } from './types';
 
-const DEFAULT_ATTEMPTS = 3;
-const DEFAULT_BACKOFF_MS = 100;
+export const DEFAULT_ATTEMPTS = 3;
+export const DEFAULT_BACKOFF_MS = 100;
 /** Layer 1 §3.1's default `timeout_ms`. */
-const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** The Layer 1 invoke fields a task carries to its provider as written; `input` and the stream flags are ours. */
-const CARRIED_FIELDS = [
+export const CARRIED_FIELDS = [
   'output_type',
   'input_tokens_est',
   'max_price_cu',
@@ -45,7 +45,7 @@ const CARRIED_FIELDS = [
 ] as const;
 
 /** Answers by which a provider declines a task it never started, so the next candidate may take it (design §6). */
-const REFUSALS: readonly number[] = [ACMP_ERRORS.budget_exceeded, ACMP_ERRORS.capability_not_found];
+export const REFUSALS: readonly number[] = [ACMP_ERRORS.budget_exceeded, ACMP_ERRORS.capability_not_found];
 
 /** `startRun` refuses a DAG with errors (design.md §5); `diagnostics` are those errors. */
 export class RunRefused extends Error {

@@ -3,6 +3,7 @@
 // failure, within its `timeout_ms` and heartbeat liveness window (Layer 1 §3.1, §3.6), with the cost and proof checks
 // of the in-memory driver. The outcome is what the journal keeps: an output above the journal's size goes to the
 // output store and is kept as a reference (outputStore.ts of this folder). Streaming is not used on this driver.
+import { CARRIED_FIELDS, DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_TIMEOUT_MS, REFUSALS } from '../executor';
 import { checkProof } from '../proof';
 import {
   ACMP_ERRORS,
@@ -18,25 +19,6 @@ import type { ProviderConfig } from '../../protocol/settings';
 import type { ProviderConnection } from '../types';
 import type { CompletionFacts } from '../machine';
 import { type JournaledOutput, keepOutput } from './outputStore';
-
-/** Answers by which a provider declines a task it never started, so the next candidate may take it (design §6). */
-const REFUSALS: readonly number[] = [ACMP_ERRORS.budget_exceeded, ACMP_ERRORS.capability_not_found];
-/** Layer 1 §3.1's default `timeout_ms`. */
-const DEFAULT_TIMEOUT_MS = 30_000;
-const ATTEMPTS = 3;
-const BACKOFF_MS = 100;
-
-/** The Layer 1 invoke fields a task carries to its provider as written; `input` is ours. */
-const CARRIED_FIELDS = [
-  'output_type',
-  'input_tokens_est',
-  'max_price_cu',
-  'preferred_tier',
-  'metadata',
-  'timeout_ms',
-  'escrow_id',
-  'proof_method',
-] as const;
 
 /** What the journal keeps of a step. `at`: when it ended, the time the machine is given with it. */
 export type StepOutcome =
@@ -107,8 +89,8 @@ async function invokeAt(
 ): Promise<Answer> {
   let connection: ProviderConnection | undefined;
   let lastFailure = '';
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, BACKOFF_MS * 2 ** (attempt - 1)));
+  for (let attempt = 0; attempt < DEFAULT_ATTEMPTS; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, DEFAULT_BACKOFF_MS * 2 ** (attempt - 1)));
     if (context.signal.aborted) return cancelledAnswer(context);
     try {
       connection =
@@ -128,7 +110,7 @@ async function invokeAt(
     ok: false,
     error: {
       code: ACMP_ERRORS.internal,
-      message: `provider "${provider.id}" unreachable after ${ATTEMPTS} attempt(s): ${lastFailure}`,
+      message: `provider "${provider.id}" unreachable after ${DEFAULT_ATTEMPTS} attempt(s): ${lastFailure}`,
     },
   };
 }
