@@ -170,6 +170,8 @@ class Run implements MachineCommands {
   /** Whether anyone listens to events: without a listener, none is made. */
   private readonly listening: boolean;
   readonly outputs: OutputStore;
+  /** An upstream output for an input, by task id (one function for every task's input, not a closure each). */
+  private readonly readOutput = (taskId: string): TaskOutput => this.outputs.read(taskId);
 
   constructor(
     private readonly model: DagModel,
@@ -451,7 +453,7 @@ class Run implements MachineCommands {
   /** The input of `task`'s literal form or source, made once. */
   private literalInput(task: TaskRun): InputResolution {
     if (task.input === undefined) {
-      task.input = resolveInput(task.declaration, task.plain.input, (taskId) => this.outputs.read(taskId));
+      task.input = resolveInput(task.declaration, task.plain.input, this.readOutput);
       this.doneReading(task.index);
     }
     return task.input;
