@@ -392,6 +392,8 @@ export class BuiltinProvider {
 
   /** Keeps the last `remembered` settled executions (a queue: a Set's oldest entry is slow to reach). */
   private forgetOldest(settledId: string): void {
+    // In process none is remembered: the queue would take each id only to drop it at once.
+    if (this.remembered === 0) return void this.executions.delete(settledId);
     this.settledIds.push(settledId);
     if (this.settledIds.length - this.forgotten <= this.remembered) return;
     this.executions.delete(this.settledIds[this.forgotten++] as string);
