@@ -1,6 +1,7 @@
-// The DAG executor (design.md §5-§7, Layer 2 §2-§5): the buyer-side orchestrator that walks a validated DAG and
-// sends one Layer 1 `acmp/invoke` per task, with cancellation propagation, failure policies, deadlines, heartbeat
-// liveness, transport retries, routing fallback, streaming edges and proof checks. The transports come in through
+// The DAG executor (design.md §5-§7, Layer 2 §2-§5): the in-memory driver of the run machine (machine.ts), the
+// buyer-side orchestrator that sends one Layer 1 `acmp/invoke` per task the machine launches. The machine decides what
+// runs and what a failure or a cancel ends; this carries it out, with the per-invoke mechanics: routing fallback,
+// transport retries, deadlines, heartbeat liveness, streaming edges and proof checks. The transports come in through
 // the Connector, so the language server, the CLI and the tests drive the same code.
 import { randomUUID } from 'node:crypto';
 import type { DagAnalysis } from '../dag/analyze';
