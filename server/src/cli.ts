@@ -7,6 +7,10 @@ import { VERSION } from './cli/version';
 const USAGE = `Usage: acmp-dag validate FILE... [--format text|json|sarif] [--providers FILE]
        acmp-dag run FILE [--providers FILE] [--policy fail-fast|best-effort] [--max-concurrency N] [--json]
        acmp-dag serve --stdio | --http PORT
+       acmp-dag engine start|stop [--dir DIR]
+       acmp-dag worker --engine URL [--providers FILE] [--port N] [--store DIR] [--admin URL] [--advertise URL]
+       acmp-dag run FILE --engine URL [--detach] [--policy ...] [--max-concurrency N] [--json]
+       acmp-dag runs | attach RUN_ID | cancel RUN_ID [--task TASK_ID] | report RUN_ID [--json]   (each --engine URL)
 
 validate  checks ACMP DAG files against every rule of the ACMP Layer 2 task format.
   --format      text (default: file:line:col severity code message), json, or sarif (SARIF 2.1.0)
@@ -22,7 +26,15 @@ run       executes a DAG: one acmp/invoke per task, on the providers of the prov
 serve     exposes the built-in provider as an MCP server speaking ACMP (Layer 1), for other buyers.
   --stdio   on stdin/stdout, until stdin ends
   --http    Streamable HTTP at http://127.0.0.1:PORT/mcp (0 picks a free port; the URL goes to stderr),
-            until SIGINT or SIGTERM; with ACMP_TOKEN set, requests need "Authorization: Bearer $ACMP_TOKEN"`;
+            until SIGINT or SIGTERM; with ACMP_TOKEN set, requests need "Authorization: Bearer $ACMP_TOKEN"
+Durable runs (README "Durable runs"), on a Restate engine; --engine URL is its ingress (or ACMP_ENGINE_URL):
+engine    start: a local single-node Restate server on 127.0.0.1 (free ports; data, log and record in DIR,
+          default ./.acmp-engine), printing its ingress and admin URLs; stop: ends it.
+worker    serves the runs' workflow on 127.0.0.1:PORT (default 9080) and registers it with the engine;
+          outputs above 64 KiB go to the output store DIR (default ./.acmp-outputs).
+run --engine  submits a durable run, prints its id and follows it (Ctrl-C detaches; --detach: do not follow).
+runs / attach / cancel / report: list the engine's runs, follow one, cancel it (or a task and what depends
+          on it), print its report. Exit codes: 3 the engine does not answer, 4 no run of that id.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -34,6 +46,18 @@ async function main(argv: string[]): Promise<number> {
         return await (await import('./cli/run.js')).runCommand(rest);
       case 'serve':
         return await (await import('./cli/serve.js')).serveCommand(rest);
+      case 'engine':
+        return await (await import('./cli/engine.js')).engineCommand(rest);
+      case 'worker':
+        return await (await import('./cli/worker.js')).workerCommand(rest);
+      case 'runs':
+        return await (await import('./cli/durable.js')).runsCommand(rest);
+      case 'attach':
+        return await (await import('./cli/durable.js')).attachCommand(rest);
+      case 'cancel':
+        return await (await import('./cli/durable.js')).cancelCommand(rest);
+      case 'report':
+        return await (await import('./cli/durable.js')).reportCommand(rest);
       case '--version':
         process.stdout.write(VERSION + '\n');
         return 0;

@@ -16,6 +16,7 @@ import { layOutTasks } from '../../server/src/dag/layout';
 import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
 import { echoLayersDag } from '../support/echoDag';
+import { type DurableFigure, measureDurable } from './durable';
 import { startLspSession } from '../support/lspHarness';
 import { marketDag } from '../support/marketDag';
 
@@ -161,7 +162,8 @@ function countByCode(diagnostics: readonly { code: string }[]): string {
   return [...counts].map(([code, n]) => `${code} ${n}`).join(', ') || 'none';
 }
 
-type Contender = 'analyzeDag' | 'service' | 'JSON.parse' | 'features' | 'executor' | 'invokes' | 'lsp' | 'layout';
+type Contender =
+  'analyzeDag' | 'service' | 'JSON.parse' | 'features' | 'executor' | 'invokes' | 'lsp' | 'layout' | 'durable';
 const iterationsAt = (size: number): number => (size >= 100_000 ? 7 : size >= 10_000 ? 31 : 41);
 
 /** Editor requests on the text, over a real stdio connection to the built language server. */
@@ -424,7 +426,8 @@ async function measureOne(
   contender: Contender,
   size: number,
   variant: Variant,
-): Promise<Figure | FeatureFigures | LspFigures | Awaited<ReturnType<typeof measureInvokes>>> {
+): Promise<Figure | FeatureFigures | LspFigures | DurableFigure | Awaited<ReturnType<typeof measureInvokes>>> {
+  if (contender === 'durable') return measureDurable(size);
   if (contender === 'executor') return measureExecutor(size, variant === 'echo-layers' ? variant : 'echo');
   if (contender === 'invokes') return measureInvokes();
   if (contender === 'lsp') return measureOverLsp(size);
@@ -456,8 +459,9 @@ async function measureOne(
 function measureApart(contender: 'features', size: number): FeatureFigures;
 function measureApart(contender: 'invokes', size: number): Awaited<ReturnType<typeof measureInvokes>>;
 function measureApart(contender: 'lsp', size: number): LspFigures;
+function measureApart(contender: 'durable', size: number): DurableFigure;
 function measureApart(
-  contender: Exclude<Contender, 'features' | 'invokes' | 'lsp'>,
+  contender: Exclude<Contender, 'features' | 'invokes' | 'lsp' | 'durable'>,
   size: number,
   variant?: Variant,
 ): Figure;
@@ -614,6 +618,10 @@ function main(): void {
   console.log(
     `\`acmp-dag run --json --max-concurrency 100\` on issue 16's 10,000 echo tasks (100-task layers), whole process, median of ${cliRun.runs}: ${cliRun.seconds.toFixed(2)} s, max RSS ${cliRun.mib?.toFixed(0) ?? 'not measured (no /usr/bin/time)'} MiB (${cliRun.status}); reference Python SDK (issue 16, not run here): ${REFERENCE_SDK.seconds} s, ${REFERENCE_SDK.mib} MiB`,
   );
+  const durable = measureApart('durable', 10_000);
+  console.log(
+    `The same 10,000 echo tasks as a durable run (\`run --engine --json --max-concurrency 100\`, one local Restate node, one worker on the built-in provider): ${durable.seconds.toFixed(2)} s = ${durable.tasksPerSecond.toFixed(0)} tasks/s; peak memory worker ${durable.workerMib.toFixed(0)} MiB, server ${durable.serverMib.toFixed(0)} MiB (${durable.status}); in memory, above: ${cliRun.seconds.toFixed(2)} s`,
+  );
   console.log('');
 
   const at10k = results.get(10_000)!;
@@ -657,6 +665,13 @@ function main(): void {
       unit: 's',
     },
     { name: 'run --json, 10,000 echo tasks, max RSS', measured: cliRun.mib, limit: CLI_RUN_TARGET.mib, unit: 'MiB' },
+    {
+      name: 'durable run, 10,000 echo tasks, tasks/s',
+      measured: durable.tasksPerSecond,
+      limit: 500,
+      unit: '/s',
+      atLeast: true,
+    },
   ];
   let passed = 0;
   for (const { name, measured, limit, unit, atLeast } of targets) {

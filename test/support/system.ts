@@ -1,22 +1,7 @@
 // What tests ask of the machine: a free port on 127.0.0.1, a process's resident memory (Linux /proc).
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 
-/** A port on 127.0.0.1 where nothing listens now (something did a moment ago): free to listen on, or to find closed. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null
-          ? resolvePort(address.port)
-          : reject(new Error('no free port on 127.0.0.1')),
-      );
-    });
-  });
-}
+export { freeLoopbackPort as freePort } from '../../server/src/run/durable/engineProcess';
 
 /** The resident memory of process `pid`, in bytes. */
 export function residentBytes(pid: number): number {

@@ -32,7 +32,7 @@ function preview(value: unknown, limit = 160): string {
 const formatCost = (cost: number): string => `${Number(cost.toPrecision(6))} CU`;
 
 /** Prints each event worth a line: state changes (with duration and cost when a task ends), heartbeats, violations. */
-function progressPrinter(write: (line: string) => void): (event: RunEvent) => void {
+export function progressPrinter(write: (line: string) => void): (event: RunEvent) => void {
   let startedAt = 0;
   const taskStarted = new Map<string, number>();
   const costs = new Map<string, number>();
@@ -88,7 +88,7 @@ function progressPrinter(write: (line: string) => void): (event: RunEvent) => vo
   };
 }
 
-function summary(report: RunReport): string {
+export function summary(report: RunReport): string {
   const count = (state: TaskState) => report.tasks.filter((task) => task.state === state).length;
   const duration = Date.parse(report.finished_at) - Date.parse(report.started_at);
   const lines = [
@@ -153,6 +153,8 @@ export async function runCommand(args: string[]): Promise<number> {
       policy: { type: 'string' },
       'max-concurrency': { type: 'string' },
       json: { type: 'boolean', default: false },
+      engine: { type: 'string' },
+      detach: { type: 'boolean', default: false },
     },
   });
   if (positionals.length !== 1) throw new UsageError('run needs exactly one FILE');
@@ -173,6 +175,25 @@ export async function runCommand(args: string[]): Promise<number> {
     return 2;
   }
 
+  if (values.engine !== undefined || values.detach) {
+    // The worker's providers serve a durable run: this process starts none.
+    if (values.providers !== undefined) {
+      process.stderr.write(
+        'acmp-dag: --providers is ignored with --engine: the worker’s (acmp-dag worker --providers) serve the run\n',
+      );
+    }
+    // Durable runs load their own chunk: a run in this process never loads it.
+    const { runDurable } = await import('./durable.js');
+    return runDurable({
+      engine: values.engine,
+      text,
+      dagId: analysis.model.dagId ?? '',
+      policy,
+      maxConcurrency,
+      json: values.json,
+      detach: values.detach,
+    });
+  }
   const write = (line: string): void => void process.stdout.write(`${line}\n`);
   const run = startRun(analysis, {
     providers,

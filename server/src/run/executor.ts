@@ -1,16 +1,18 @@
-// The DAG executor (design.md §5-§7, Layer 2 §2-§5): the buyer-side orchestrator that walks a validated DAG and
-// sends one Layer 1 `acmp/invoke` per task, with cancellation propagation, failure policies, deadlines, heartbeat
-// liveness, transport retries, routing fallback, streaming edges and proof checks. The transports come in through
+// The DAG executor (design.md §5-§7, Layer 2 §2-§5): the in-memory driver of the run machine (machine.ts), the
+// buyer-side orchestrator that sends one Layer 1 `acmp/invoke` per task the machine launches. The machine decides what
+// runs and what a failure or a cancel ends; this carries it out, with the per-invoke mechanics: routing fallback,
+// transport retries, deadlines, heartbeat liveness, streaming edges and proof checks. The transports come in through
 // the Connector, so the language server, the CLI and the tests drive the same code.
 import { randomUUID } from 'node:crypto';
 import type { DagAnalysis } from '../dag/analyze';
 import type { DagDiagnostic } from '../dag/diagnostic';
 import type { DagModel, TaskDeclaration } from '../dag/model';
 import type { ProviderConfig } from '../protocol/settings';
-import { type InputResolution, resolveInput, takesWholeOutput } from './inputs';
+import { type InputResolution, resolveInput } from './inputs';
+import { type MachineCommands, RunMachine, type TerminalState, positiveInteger } from './machine';
 import { OutputStore } from './outputStore';
 import { Deadlines } from './deadlines';
-import { type ProofStatus, checkProof } from './proof';
+import { checkProof } from './proof';
 import {
   ACMP_ERRORS,
   AcmpError,
@@ -24,26 +26,15 @@ import {
 } from './protocol';
 import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
-import type {
-  Building,
-  DagRun,
-  FailurePolicy,
-  ProviderConnection,
-  RunEvent,
-  RunOptions,
-  RunReport,
-  TaskReport,
-  TaskState,
-} from './types';
+import type { DagRun, InvokeHandlers, ProviderConnection, RunEvent, RunOptions, RunReport } from './types';
 
-const DEFAULT_MAX_CONCURRENCY = 8;
-const DEFAULT_ATTEMPTS = 3;
-const DEFAULT_BACKOFF_MS = 100;
+export const DEFAULT_ATTEMPTS = 3;
+export const DEFAULT_BACKOFF_MS = 100;
 /** Layer 1 §3.1's default `timeout_ms`. */
-const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** The Layer 1 invoke fields a task carries to its provider as written; `input` and the stream flags are ours. */
-const CARRIED_FIELDS = [
+export const CARRIED_FIELDS = [
   'output_type',
   'input_tokens_est',
   'max_price_cu',
@@ -55,7 +46,7 @@ const CARRIED_FIELDS = [
 ] as const;
 
 /** Answers by which a provider declines a task it never started, so the next candidate may take it (design §6). */
-const REFUSALS: readonly number[] = [ACMP_ERRORS.budget_exceeded, ACMP_ERRORS.capability_not_found];
+export const REFUSALS: readonly number[] = [ACMP_ERRORS.budget_exceeded, ACMP_ERRORS.capability_not_found];
 
 /** `startRun` refuses a DAG with errors (design.md §5); `diagnostics` are those errors. */
 export class RunRefused extends Error {
@@ -82,30 +73,22 @@ export function startRun(analysis: DagAnalysis, options: RunOptions): DagRun {
   };
 }
 
-type Outcome = { readonly ok: true; readonly value: InvokeResult } | { readonly ok: false; readonly error: TaskError };
+type Failure = { readonly ok: false; readonly error: TaskError };
+type Outcome = { readonly ok: true; readonly value: InvokeResult } | Failure;
 type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
 /** A RunEvent before the run stamps it. */
 type EventBody = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'run_id' | 'at'> : never) : never;
-
-/** The provider a reused output is reported from (RunOptions.reuse). */
-export const REUSED = 'reused from an earlier run';
 
 const NOTHING = (): void => undefined;
 const ENDED = Promise.resolve();
 /** The lists most tasks leave empty share this one (a run keeps 10,000s of tasks: an empty array each adds up). */
 const NONE: readonly never[] = Object.freeze([]);
 
-/** One task's life in a run. */
-class TaskRun {
-  state: TaskState = 'pending';
-  downstream: readonly TaskRun[] = NONE;
-  /** Upstream tasks not completed yet; a streaming source stops counting once its stream goes live. */
-  waiting = 0;
-  /** The upstream whose whole output may stream into this task (a `stream_eligible` edge, Layer 2 §5). */
-  streamSource: TaskRun | undefined;
-  streamsTo: readonly TaskRun[] = NONE;
-  /** The input streams from `streamSource`: its first chunk came and this task's provider takes input chunks. */
-  streamLive = false;
+/**
+ * A task's invoke while it runs (and, for a task that streams into others, after: its chunks stay readable). It is
+ * its invokes' handlers too: no closures per invoke.
+ */
+class TaskRun implements InvokeHandlers {
   /** Called with each chunk of this task's output as it is delivered in order: the feeds of live downstream tasks. */
   chunkListeners: Set<(chunk: ChunkParams) => void> | undefined;
   /** Set once the task streams its output (an invoke with `stream: true`); kept across transport retries. */
@@ -113,12 +96,6 @@ class TaskRun {
   /** The provider refused to stream this task's output (-33007): it is asked for the whole result instead. */
   outputStreamRefused = false;
   input: InputResolution | undefined;
-  /** The tasks whose outputs this task's input reads, each once. */
-  readsFrom: readonly TaskRun[] = NONE;
-  /** Downstream tasks that have yet to make their inputs from this task's output. */
-  readers = 0;
-  /** This task no longer reads its upstream outputs: it made its input, or it ended. */
-  readingDone = false;
   /** The connection of the invoke in flight: where `acmp/cancel` goes. */
   inFlight: ProviderConnection | undefined;
   /** Its `timeout_ms`, once its first invoke was sent and its deadline set. */
@@ -126,60 +103,63 @@ class TaskRun {
   liveness: ReturnType<typeof setTimeout> | undefined;
   /** Ends the wait for the answer of the invoke in flight (with undefined) when the task ends meanwhile. */
   interrupt: ((settled: undefined) => void) | undefined;
+  /** Whether the task still runs (the machine's state, mirrored here for the driver's many checks). */
+  active = true;
   private endedPromise: Promise<void> | undefined;
   private resolveEnded = NOTHING;
 
-  providerId: string | undefined;
-  error: TaskError | undefined;
-  costCu: number | undefined;
-  tokensUsed: number | undefined;
-  proof: ProofStatus = 'absent';
-  startedAt: string | undefined;
-  finishedAt: string | undefined;
-  violations: readonly string[] = NONE;
-
   constructor(
+    private readonly driver: Run,
+    /** Its position in `model.tasks`: the machine's name for it. */
+    readonly index: number,
     readonly declaration: TaskDeclaration,
     readonly id: string,
     readonly wireId: string,
+    readonly plain: Record<string, unknown>,
   ) {}
-
-  get active(): boolean {
-    return this.state === 'running';
-  }
 
   /** Resolves once the task is terminal; made on first use, for few tasks are ever waited on so. */
   ended(): Promise<void> {
-    if (this.state !== 'pending' && this.state !== 'running') return ENDED;
+    if (!this.active) return ENDED;
     return (this.endedPromise ??= new Promise((resolve) => (this.resolveEnded = resolve)));
   }
 
-  /** Ends the waits on this task: its invoke's answer, and `ended()`. */
-  wake(): void {
+  onChunk(chunk: ChunkParams): void {
+    this.driver.onChunk(this, chunk);
+  }
+
+  onHeartbeat(beat: HeartbeatParams): void {
+    this.driver.onHeartbeat(this, beat);
+  }
+
+  /** The task is terminal: ends the waits on it (its invoke's answer, and `ended()`). */
+  end(): void {
+    this.active = false;
     this.interrupt?.(undefined);
     this.resolveEnded();
   }
 }
 
-class Run {
+/** The in-memory driver: carries out the machine's commands with direct invokes on the provider connections. */
+class Run implements MachineCommands {
   readonly id: string;
   readonly done: Promise<RunReport>;
   private resolveDone: (report: RunReport) => void = NOTHING;
-  /** By position in `model.tasks`. */
-  private readonly tasks: readonly TaskRun[];
+  private readonly machine: RunMachine;
+  /** By task, its invoke's state once launched; dropped when it ends unless it streams into others. */
+  private readonly runs: (TaskRun | undefined)[];
+  /** By task, the tasks whose outputs its input reads, each once: `reads[readStart[t] .. readStart[t + 1]]`. */
+  private readonly readStart: Int32Array;
+  private readonly reads: Int32Array;
+  /** By task, downstream tasks that have yet to make their inputs from its output. */
+  private readonly readers: Int32Array;
+  /** By task: it no longer reads its upstream outputs (it made its input, or it ended). */
+  private readonly readingDone: Uint8Array;
+  private readonly runTag: string;
   private readonly pool: ProviderPool;
-  private readonly policy: FailurePolicy;
-  private readonly maxConcurrency: number;
   private readonly attempts: number;
   private readonly backoffMs: number;
-  private readonly ready: TaskRun[] = [];
-  private readyHead = 0;
-  private slotsUsed = 0;
-  private terminal = 0;
-  private advancing = false;
   private ending = false;
-  private cancelledByUser = false;
-  private startedAt = '';
   /** `acmp/cancel` notifications on their way: the connections close only after them. */
   private readonly sends = new Set<Promise<void>>();
   private readonly streamedEdges: { from: string; to: string }[] = [];
@@ -191,6 +171,8 @@ class Run {
   /** Whether anyone listens to events: without a listener, none is made. */
   private readonly listening: boolean;
   readonly outputs: OutputStore;
+  /** An upstream output for an input, by task id (one function for every task's input, not a closure each). */
+  private readonly readOutput = (taskId: string): TaskOutput => this.outputs.read(taskId);
 
   constructor(
     private readonly model: DagModel,
@@ -199,175 +181,199 @@ class Run {
     this.id = options.runId ?? randomUUID();
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.pool = new ProviderPool(options.providers, options.connect);
-    this.policy = options.policy ?? 'fail-fast';
-    this.maxConcurrency = positiveInteger(options.maxConcurrency, DEFAULT_MAX_CONCURRENCY);
     this.attempts = positiveInteger(options.attempts, DEFAULT_ATTEMPTS);
     this.backoffMs = Math.max(0, options.backoffMs ?? DEFAULT_BACKOFF_MS);
     this.outputs = new OutputStore(options.outputMemoryBytes);
     // Fresh wire ids per run, so a provider's idempotency cache never answers from an earlier run (design.md §5), and
     // a random tag rather than the run id: Layer 1 wants them globally unique, and a client may choose run ids that
     // share a prefix (`session-run-1`, `session-run-2`) or that another buyer of the same provider uses too.
-    const runTag = randomUUID();
+    this.runTag = randomUUID();
     this.listening = options.onEvent !== undefined;
-    // A DAG without errors: every task has a unique id and every edge names two tasks.
-    this.tasks = model.tasks.map(
-      (declaration) => new TaskRun(declaration, declaration.id!, `${declaration.id!}-${runTag}`),
-    );
-    this.linkDownstream();
-    const readsFrom: TaskRun[] = [];
-    for (const task of this.tasks) {
-      const { declaration } = task;
+    this.machine = new RunMachine(model, { policy: options.policy, maxConcurrency: options.maxConcurrency }, this);
+    const count = model.tasks.length;
+    this.runs = new Array<TaskRun | undefined>(count).fill(undefined);
+    this.readers = new Int32Array(count);
+    this.readingDone = new Uint8Array(count);
+    this.readStart = new Int32Array(count + 1);
+    const reads: number[] = [];
+    for (let task = 0; task < count; task++) {
+      this.readStart[task] = reads.length;
+      const declaration = model.tasks[task]!;
       if (declaration.inputForm !== 'reference') continue;
-      readsFrom.length = 0;
       for (let position = 0; position < declaration.referenceCount; position++) {
-        const upstream = this.byId(declaration.referencedId(position))!;
-        if (readsFrom.includes(upstream)) continue;
-        readsFrom.push(upstream);
-        upstream.readers++;
+        const upstream = this.machine.taskOf(declaration.referencedId(position))!;
+        if (readsAlready(reads, this.readStart[task]!, upstream)) continue;
+        reads.push(upstream);
+        this.readers[upstream]!++;
       }
-      // A copy of its length (an array that grew by push keeps room for 16 more), from one reused list.
-      task.readsFrom = readsFrom.slice();
     }
-  }
-
-  /** The task `id` names (its first declaration). */
-  private byId(id: string): TaskRun | undefined {
-    const declaration = this.model.taskById.get(id);
-    return declaration === undefined ? undefined : this.tasks[declaration.index];
-  }
-
-  /**
-   * Each task's downstream tasks, each once, in edge order (the edges grouped by source, then repeats skipped), and
-   * the edges that may stream.
-   */
-  private linkDownstream(): void {
-    const { edges } = this.model;
-    const count = this.tasks.length;
-    const targets = new Int32Array(edges.length);
-    const sources = new Int32Array(edges.length);
-    const starts = new Int32Array(count + 1);
-    edges.forEach((edge, e) => {
-      const source = this.byId(edge.from!)!;
-      const target = this.byId(edge.to!)!;
-      sources[e] = source.declaration.index;
-      targets[e] = target.declaration.index;
-      starts[sources[e] + 1]!++;
-      if (
-        edge.streamEligible &&
-        target.streamSource === undefined &&
-        takesWholeOutput(target.declaration) &&
-        target.declaration.referencedId(0) === source.id
-      ) {
-        target.streamSource = source;
-        source.streamsTo = [...source.streamsTo, target];
-      }
-    });
-    for (let node = 0; node < count; node++) starts[node + 1]! += starts[node]!;
-    const bySource = new Int32Array(edges.length);
-    const filled = starts.slice(0, count);
-    for (let e = 0; e < edges.length; e++) bySource[filled[sources[e]!]!++] = e;
-    // By target, the last source linked to it: a repeated edge finds its own source there.
-    const linkedFrom = new Int32Array(count).fill(-1);
-    const downstream: TaskRun[] = [];
-    for (let node = 0; node < count; node++) {
-      downstream.length = 0;
-      for (let k = starts[node]!; k < starts[node + 1]!; k++) {
-        const target = targets[bySource[k]!]!;
-        if (linkedFrom[target] === node) continue;
-        linkedFrom[target] = node;
-        downstream.push(this.tasks[target]!);
-        this.tasks[target]!.waiting++;
-      }
-      if (downstream.length > 0) this.tasks[node]!.downstream = downstream.slice();
-    }
+    this.readStart[count] = reads.length;
+    this.reads = Int32Array.from(reads);
   }
 
   start(): void {
-    this.startedAt = now();
+    const startedAt = now();
     this.emit(
       {
         type: 'run-started',
         dag_id: this.model.dagId ?? '',
-        policy: this.policy,
-        tasks: this.tasks.map((task) => task.id),
+        policy: this.machine.policy,
+        tasks: this.model.tasks.map((declaration) => declaration.id!),
       },
-      this.startedAt,
+      startedAt,
     );
-    for (const task of this.tasks) if (task.waiting === 0) this.ready.push(task);
     // Outputs an earlier run completed: those tasks complete at once, and what depends on them may start.
+    const reused: number[] = [];
     for (const [taskId, output] of Object.entries(this.options.reuse ?? {})) {
-      const task = this.byId(taskId);
-      if (task === undefined || task.state !== 'pending') continue;
-      this.outputs.keep(task.id, output, task.readers);
-      task.providerId = REUSED;
-      this.finish(task, 'completed');
-      for (const next of task.downstream) this.release(next);
+      const task = this.machine.taskOf(taskId);
+      if (task === undefined) continue;
+      this.outputs.keep(taskId, output, this.readers[task]!);
+      reused.push(task);
     }
-    this.advance();
+    this.machine.start(startedAt, reused);
   }
 
   cancel(reason = 'the run was cancelled'): void {
-    if (this.terminal === this.tasks.length) return;
-    this.cancelledByUser = true;
-    for (const task of this.tasks) this.finish(task, 'cancelled', { code: ACMP_ERRORS.cancelled, message: reason });
-    this.advance();
+    this.machine.cancelRun(reason, now());
   }
 
   cancelTask(taskId: string, reason = 'cancelled by the user'): void {
-    const task = this.byId(taskId);
-    if (task === undefined) return;
-    this.cancelledByUser = true;
-    this.finish(task, 'cancelled', { code: ACMP_ERRORS.cancelled, message: reason });
-    this.cancelDownstream(task, `cancelled with upstream task "${task.id}"`);
-    this.advance();
+    const task = this.machine.taskOf(taskId);
+    if (task !== undefined) this.machine.cancelTask(task, reason, now());
   }
 
-  /** Starts ready tasks while slots are free, and ends the run once every task is terminal. */
-  private advance(): void {
-    // A task that fails as it starts comes back here; the loop already running picks up what that changed.
-    if (this.advancing) return;
-    this.advancing = true;
-    while (this.slotsUsed < this.maxConcurrency && this.readyHead < this.ready.length) {
-      const task = this.ready[this.readyHead++]!;
-      if (task.state === 'pending') this.launch(task);
-    }
-    this.advancing = false;
-    if (this.terminal === this.tasks.length) void this.end();
-  }
-
-  private release(task: TaskRun): void {
-    if (--task.waiting === 0 && task.state === 'pending') this.ready.push(task);
-  }
-
-  private launch(task: TaskRun): void {
-    this.slotsUsed++;
-    task.state = 'running';
-    task.startedAt = now();
-    const plain = (this.options.plainTasks?.[task.declaration.index] ?? task.declaration.node.value) as Record<
-      string,
-      unknown
-    >;
-    const candidates = this.pool.candidates(task.declaration.capability!);
+  /** The machine's command: the task runs now. */
+  launch(index: number): void {
+    const declaration = this.model.tasks[index]!;
+    const id = declaration.id!;
+    const plain = (this.options.plainTasks?.[index] ?? declaration.node.value) as Record<string, unknown>;
+    const task = new TaskRun(this, index, declaration, id, `${id}-${this.runTag}`, plain);
+    this.runs[index] = task;
+    const candidates = this.pool.candidates(declaration.capability!);
     if (this.listening) {
       this.emit(
         {
           type: 'task-state',
-          task_id: task.id,
+          task_id: id,
           state: 'running',
           ...(candidates[0] === undefined ? {} : { provider_id: candidates[0].id }),
         },
-        task.startedAt,
+        this.machine.startTimeOf(index),
       );
     }
-    void this.execute(task, plain, candidates);
+    if (!this.sendAtOnce(task, candidates)) void this.execute(task, candidates);
   }
 
-  /** Tries the candidate providers in order until one takes the task (design.md §6); never rejects. */
-  private async execute(
+  /** The machine's command: the task is terminal; an invoke still in flight gets `acmp/cancel`. */
+  settled(index: number, state: TerminalState, error: TaskError | undefined): void {
+    // Its input is made again by no one: what it holds of upstream outputs may go.
+    this.doneReading(index);
+    const task = this.runs[index];
+    if (task !== undefined) {
+      const inFlight = task.inFlight;
+      task.inFlight = undefined;
+      task.input = undefined;
+      if (task.timeoutMs !== undefined) this.deadlines.dropped();
+      clearTimeout(task.liveness);
+      task.end();
+      if (this.machine.streamTargetsOf(index).length === 0) this.runs[index] = undefined;
+      if (inFlight !== undefined && acceptsCancel(inFlight.acmp)) {
+        const sent: Promise<void> = settle(() =>
+          inFlight.cancel({ task_id: task.wireId, ...(error === undefined ? {} : { reason: error.message }) }),
+        ).then(() => void this.sends.delete(sent));
+        this.sends.add(sent);
+      }
+    }
+    if (this.listening) {
+      const providerId = this.machine.providerOf(index);
+      this.emit(
+        {
+          type: 'task-state',
+          task_id: this.model.tasks[index]!.id!,
+          state,
+          ...(providerId === undefined ? {} : { provider_id: providerId }),
+          ...(error === undefined ? {} : { error }),
+        },
+        this.machine.finishTimeOf(index),
+      );
+    }
+  }
+
+  /** The machine's command: every task is terminal. */
+  finished(): void {
+    void this.end();
+  }
+
+  /**
+   * The usual case, without the general path's async steps (a promise and a frame each, per task): the first
+   * candidate's connection is open and the invoke neither streams in nor out. Sends the invoke and returns true;
+   * false leaves the task to `execute`. A refusal or transport failure goes on in `execute` where this left off.
+   */
+  private sendAtOnce(task: TaskRun, candidates: readonly ProviderConfig[]): boolean {
+    const provider = candidates[0];
+    if (provider === undefined || this.machine.isStreamLive(task.index)) return false;
+    const connection = this.pool.opened(provider);
+    if (connection === undefined || this.streams(task, connection)) return false;
+    const input = this.literalInput(task);
+    if (!input.ok) {
+      this.fail(task, input.error);
+      return true;
+    }
+    const params = this.prepareSend(task, connection, input.input, false);
+    let invoked: Promise<InvokeResult>;
+    try {
+      invoked = connection.invoke(params, task);
+    } catch (error) {
+      invoked = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    // A fault in taking the answer fails the task, as `execute` would catch it.
+    invoked.then(
+      (result) => {
+        if (!this.answered(task, connection)) return;
+        try {
+          this.complete(task, result);
+        } catch (error) {
+          this.executorFailed(task, error);
+        }
+      },
+      (error: unknown) => {
+        if (!this.answered(task, connection)) return;
+        try {
+          this.failedAtOnce(task, candidates, connection, error);
+        } catch (fault) {
+          this.executorFailed(task, fault);
+        }
+      },
+    );
+    return true;
+  }
+
+  /** `sendAtOnce`'s invoke failed: the task fails, or goes on at the next attempt or the next candidate. */
+  private failedAtOnce(
     task: TaskRun,
-    plain: Record<string, unknown>,
     candidates: readonly ProviderConfig[],
-  ): Promise<void> {
+    connection: ProviderConnection,
+    error: unknown,
+  ): void {
+    const outcome = outcomeOf(error, connection);
+    if (outcome instanceof TransportError) {
+      if (!outcome.retryable) return this.fail(task, internalError(outcome.message));
+      const resume = { candidate: 0, refusals: [], attempt: 1, connection, failure: outcome.message };
+      return void this.execute(task, candidates, resume);
+    }
+    if (!REFUSALS.includes(outcome.error.code)) return this.fail(task, outcome.error);
+    void this.execute(task, candidates, { candidate: 1, refusals: [refusalOf(candidates[0]!, outcome.error)] });
+  }
+
+  private executorFailed(task: TaskRun, error: unknown): void {
+    this.fail(task, internalError(`the executor failed: ${messageOf(error)}`));
+  }
+
+  /**
+   * Tries the candidate providers in order until one takes the task (design.md §6), from the start or from where
+   * `sendAtOnce` left off; never rejects.
+   */
+  private async execute(task: TaskRun, candidates: readonly ProviderConfig[], resume?: Resume): Promise<void> {
     // Caught here rather than by a `catch` on its promise: a promise and a closure less per task.
     try {
       if (candidates.length === 0) {
@@ -376,45 +382,42 @@ class Run {
           message: `no configured provider offers capability "${task.declaration.capability}"`,
         });
       }
-      if (!task.streamLive) {
-        const input = this.literalInput(task, plain);
+      if (!this.machine.isStreamLive(task.index)) {
+        const input = this.literalInput(task);
         if (!input.ok) return this.fail(task, input.error);
       }
-      const refusals: TaskError[] = [];
-      for (const provider of candidates) {
+      const refusals: TaskError[] = resume?.refusals ?? [];
+      for (let candidate = resume?.candidate ?? 0; candidate < candidates.length; candidate++) {
+        const provider = candidates[candidate]!;
         // The task stays running but moves on: say where, so that no one reads the refusing provider as the one running it.
-        if (provider !== candidates[0]) {
+        if (candidate > 0) {
           this.emit({ type: 'task-state', task_id: task.id, state: 'running', provider_id: provider.id });
         }
-        const outcome = await this.invokeAt(task, plain, provider);
+        const outcome = await this.invokeAt(task, provider, candidate === resume?.candidate ? resume : undefined);
         if (outcome === undefined) return;
         if (outcome.ok) return this.complete(task, outcome.value);
         // A provider that already streamed output took the task: its error is the task's.
         if (!REFUSALS.includes(outcome.error.code) || task.sequencer?.started === true) {
           return this.fail(task, outcome.error);
         }
-        refusals.push({ ...outcome.error, message: `provider "${provider.id}": ${outcome.error.message}` });
+        refusals.push(refusalOf(provider, outcome.error));
       }
       const last = refusals[refusals.length - 1]!;
       this.fail(task, { ...last, message: `no provider took the task: ${refusals.map((r) => r.message).join('; ')}` });
     } catch (error) {
-      this.fail(task, { code: ACMP_ERRORS.internal, message: `the executor failed: ${messageOf(error)}` });
+      this.executorFailed(task, error);
     }
   }
 
   /**
    * One invoke at one provider, sent again with the same wire id on a fresh connection after a transport failure
    * (bounded, doubling backoff): a provider that honours idempotency never runs it twice. Undefined when the task
-   * ended meanwhile.
+   * ended meanwhile. `resume`: the attempts `sendAtOnce` made already.
    */
-  private async invokeAt(
-    task: TaskRun,
-    plain: Record<string, unknown>,
-    provider: ProviderConfig,
-  ): Promise<Outcome | undefined> {
-    let connection: ProviderConnection | undefined;
-    let failure = '';
-    for (let attempt = 0; attempt < this.attempts; attempt++) {
+  private async invokeAt(task: TaskRun, provider: ProviderConfig, resume?: Resume): Promise<Outcome | undefined> {
+    let connection = resume?.connection;
+    let failure = resume?.failure ?? '';
+    for (let attempt = resume?.attempt ?? 0; attempt < this.attempts; attempt++) {
       if (attempt > 0 && !(await this.pause(task, this.backoffMs * 2 ** (attempt - 1)))) return undefined;
       try {
         // An open connection is taken as it is: awaiting it would cost every task a turn of the event loop's queue.
@@ -427,33 +430,32 @@ class Run {
         continue;
       }
       if (!task.active) return undefined;
-      const input = task.streamLive ? await this.inputAt(task, plain, connection) : this.literalInput(task, plain);
+      const input = this.machine.isStreamLive(task.index)
+        ? await this.inputAt(task, connection)
+        : this.literalInput(task);
       if (input === undefined) return undefined;
       if (!input.ok) return input;
-      let answer = await this.send(task, plain, connection, input.input);
+      let answer = await this.send(task, connection, input.input);
       if (refusedStream(task, answer)) {
         task.outputStreamRefused = true;
         task.sequencer = undefined;
-        answer = await this.send(task, plain, connection, input.input);
+        answer = await this.send(task, connection, input.input);
       }
       if (!(answer instanceof TransportError)) return answer;
-      if (!answer.retryable) return { ok: false, error: { code: ACMP_ERRORS.internal, message: answer.message } };
+      if (!answer.retryable) return { ok: false, error: internalError(answer.message) };
       failure = answer.message;
     }
     return {
       ok: false,
-      error: {
-        code: ACMP_ERRORS.internal,
-        message: `provider "${provider.id}" unreachable after ${this.attempts} attempt(s): ${failure}`,
-      },
+      error: internalError(`provider "${provider.id}" unreachable after ${this.attempts} attempt(s): ${failure}`),
     };
   }
 
   /** The input of `task`'s literal form or source, made once. */
-  private literalInput(task: TaskRun, plain: Record<string, unknown>): InputResolution {
+  private literalInput(task: TaskRun): InputResolution {
     if (task.input === undefined) {
-      task.input = resolveInput(task.declaration, plain.input, (taskId) => this.outputs.read(taskId));
-      this.doneReading(task);
+      task.input = resolveInput(task.declaration, task.plain.input, this.readOutput);
+      this.doneReading(task.index);
     }
     return task.input;
   }
@@ -464,33 +466,35 @@ class Run {
    */
   private async inputAt(
     task: TaskRun,
-    plain: Record<string, unknown>,
     connection: ProviderConnection,
   ): Promise<{ ok: true; input?: TaskOutput } | { ok: false; error: TaskError } | undefined> {
-    const source = task.streamSource;
-    if (task.streamLive && source !== undefined) {
-      if (streamsInput(connection.acmp)) return { ok: true };
-      // A later candidate that takes no input chunks (the first refused): it gets the whole output instead.
-      if (source.active) await Promise.race([source.ended(), task.ended()]);
-      if (!task.active || source.state !== 'completed') return undefined;
-    }
-    return this.literalInput(task, plain);
+    if (streamsInput(connection.acmp)) return { ok: true };
+    // A later candidate that takes no input chunks (the first refused): it gets the whole output instead.
+    const source = this.machine.streamSourceOf(task.index);
+    const sourceRun = this.runs[source];
+    if (sourceRun?.active === true) await Promise.race([sourceRun.ended(), task.ended()]);
+    if (!task.active || this.machine.stateOf(source) !== 'completed') return undefined;
+    return this.literalInput(task);
   }
 
-  /** Sends one invoke and waits for its answer, a TransportError, or the task's end (undefined). */
-  private async send(
+  /** Whether an invoke of `task` on `connection` asks for its output as a stream. */
+  private streams(task: TaskRun, connection: ProviderConnection): boolean {
+    return (
+      !task.outputStreamRefused &&
+      (this.machine.streamTargetsOf(task.index).length > 0 || task.plain.stream === true) &&
+      streamsOutput(connection.acmp)
+    );
+  }
+
+  /** The invoke to send on `connection`, with the task's deadline and liveness set for it. */
+  private prepareSend(
     task: TaskRun,
-    plain: Record<string, unknown>,
     connection: ProviderConnection,
     input: TaskOutput | undefined,
-  ): Promise<Outcome | TransportError | undefined> {
-    if (!task.active) return undefined;
-    const stream =
-      !task.outputStreamRefused &&
-      (task.streamsTo.length > 0 || plain.stream === true) &&
-      streamsOutput(connection.acmp);
+    stream: boolean,
+  ): InvokeParams {
+    const { plain } = task;
     if (stream) task.sequencer ??= new ChunkSequencer();
-    const params = invokeParams(task, plain, input, stream);
     // The deadline counts from the first invoke sent (Layer 1 §3.1: the window in which its result must arrive), not
     // from the provider's start-up; retries and fallbacks stay within it.
     if (task.timeoutMs === undefined) {
@@ -499,7 +503,7 @@ class Run {
       this.deadlines.add(task, task.timeoutMs);
     }
     task.inFlight = connection;
-    task.providerId = connection.providerId;
+    this.machine.providerChosen(task.index, connection.providerId);
     const window = livenessWindow(connection.acmp);
     if (window !== undefined) {
       task.liveness = setTimeout(
@@ -511,43 +515,40 @@ class Run {
         window,
       );
     }
+    return invokeParams(task, input, stream);
+  }
+
+  /** The answer of the invoke on `connection` came: whether the task still runs to take it. */
+  private answered(task: TaskRun, connection: ProviderConnection): boolean {
+    clearTimeout(task.liveness);
+    if (task.inFlight === connection) task.inFlight = undefined;
+    return task.active;
+  }
+
+  /** Sends one invoke and waits for its answer, a TransportError, or the task's end (undefined). */
+  private async send(
+    task: TaskRun,
+    connection: ProviderConnection,
+    input: TaskOutput | undefined,
+  ): Promise<Outcome | TransportError | undefined> {
+    if (!task.active) return undefined;
+    const params = this.prepareSend(task, connection, input, this.streams(task, connection));
     // One promise settles with the answer or, through `interrupt`, with the task's end, rather than a race of two.
     let stopFeed: (() => void) | undefined;
     const settled = await new Promise<Settled<InvokeResult> | undefined>((resolve) => {
       task.interrupt = resolve;
-      settleWith(
-        () =>
-          connection.invoke(params, {
-            onChunk: (chunk) => this.onChunk(task, chunk),
-            onHeartbeat: (beat) => this.onHeartbeat(task, beat),
-          }),
-        resolve,
-      );
+      settleWith(() => connection.invoke(params, task), resolve);
       if (input === undefined) stopFeed = this.feed(task, connection);
     });
     task.interrupt = undefined;
     stopFeed?.();
-    clearTimeout(task.liveness);
-    if (task.inFlight === connection) task.inFlight = undefined;
-    if (settled === undefined || !task.active) return undefined;
-    if (settled.ok) return settled;
-    const { error } = settled;
-    if (error instanceof TransportError) return error;
-    if (error instanceof AcmpError) {
-      return {
-        ok: false,
-        error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
-      };
-    }
-    return {
-      ok: false,
-      error: { code: ACMP_ERRORS.internal, message: `provider "${connection.providerId}": ${messageOf(error)}` },
-    };
+    if (!this.answered(task, connection) || settled === undefined) return undefined;
+    return settled.ok ? settled : outcomeOf(settled.error, connection);
   }
 
   /** Forwards the source's output chunks, those delivered so far and those to come, as input chunks (Layer 2 §5). */
   private feed(task: TaskRun, connection: ProviderConnection): () => void {
-    const source = task.streamSource!;
+    const source = this.runs[this.machine.streamSourceOf(task.index)]!;
     if (!this.streamedEdges.some((edge) => edge.to === task.id)) {
       this.streamedEdges.push({ from: source.id, to: task.id });
     }
@@ -563,7 +564,7 @@ class Run {
     return () => listeners.delete(forward);
   }
 
-  private onChunk(task: TaskRun, chunk: ChunkParams): void {
+  onChunk(task: TaskRun, chunk: ChunkParams): void {
     const sequencer = task.sequencer;
     if (!task.active || sequencer === undefined) return;
     task.liveness?.refresh();
@@ -572,10 +573,12 @@ class Run {
       this.emit({ type: 'chunk', task_id: task.id, seq: next.seq, final: next.final, chunk: next.chunk });
       task.chunkListeners?.forEach((listener) => listener(next));
     }
-    if (first && sequencer.delivered.length > 0) for (const target of task.streamsTo) void this.goLive(task, target);
+    if (first && sequencer.delivered.length > 0) {
+      for (const target of this.machine.streamTargetsOf(task.index)) void this.goLive(task, target);
+    }
   }
 
-  private onHeartbeat(task: TaskRun, beat: HeartbeatParams): void {
+  onHeartbeat(task: TaskRun, beat: HeartbeatParams): void {
     if (!task.active) return;
     task.liveness?.refresh();
     this.emit({
@@ -590,34 +593,31 @@ class Run {
    * The source streams: `target` may start on it (once its other upstream tasks completed) when its provider takes
    * input chunks; otherwise it waits for the source's result as usual (Layer 2 §5's fallback).
    */
-  private async goLive(source: TaskRun, target: TaskRun): Promise<void> {
-    const provider = this.pool.candidates(target.declaration.capability!)[0];
+  private async goLive(source: TaskRun, target: number): Promise<void> {
+    const provider = this.pool.candidates(this.model.tasks[target]!.capability!)[0];
     if (provider === undefined) return;
     const connection = await this.pool.connection(provider).catch(() => undefined);
-    if (connection === undefined || !streamsInput(connection.acmp)) return;
-    if (target.state !== 'pending' || !source.active) return;
-    target.streamLive = true;
-    this.release(target);
-    this.advance();
+    if (connection === undefined || !streamsInput(connection.acmp) || !source.active) return;
+    this.machine.streamLive(target, now());
   }
 
   private complete(task: TaskRun, result: InvokeResult): void {
     const output = outputOf(task, result);
     if (typeof output === 'string') {
-      return this.fail(task, { code: ACMP_ERRORS.internal, message: `provider "${task.providerId}": ${output}` });
+      return this.fail(task, {
+        code: ACMP_ERRORS.internal,
+        message: `provider "${this.machine.providerOf(task.index)}": ${output}`,
+      });
     }
     const cost = finiteOrZero(result.cost_cu);
     const tokens = finiteOrZero(result.tokens_used);
     const maxPrice = task.declaration.maxPriceCu;
     const violation = maxPrice !== undefined && cost > maxPrice;
-    this.outputs.keep(task.id, output, task.readers);
-    task.costCu = cost;
-    task.tokensUsed = tokens;
-    task.proof = checkProof(result.proof, output);
-    if (violation) task.violations = [...task.violations, `cost_cu ${cost} is above max_price_cu ${maxPrice}`];
-    if (task.proof === 'mismatch') {
-      task.violations = [...task.violations, 'the result-hash proof does not match the output'];
-    }
+    this.outputs.keep(task.id, output, this.readers[task.index]!);
+    const proof = checkProof(result.proof, output);
+    let violations: readonly string[] = NONE;
+    if (violation) violations = [`cost_cu ${cost} is above max_price_cu ${maxPrice}`];
+    if (proof === 'mismatch') violations = [...violations, 'the result-hash proof does not match the output'];
     if (this.listening) {
       this.emit({
         type: 'cost',
@@ -628,84 +628,21 @@ class Run {
         violation,
       });
     }
-    this.finish(task, 'completed');
-    for (const next of task.downstream) if (!(next.streamSource === task && next.streamLive)) this.release(next);
-    this.advance();
+    this.machine.completed(task.index, now(), { costCu: cost, tokensUsed: tokens, proof, violations });
   }
 
   private fail(task: TaskRun, error: TaskError): void {
-    if (!this.finish(task, 'failed', error)) return;
-    this.cancelDownstream(task, `upstream task "${task.id}" failed`);
-    if (this.policy === 'fail-fast') {
-      const message = `the run stopped: task "${task.id}" failed (fail-fast)`;
-      for (const other of this.tasks) this.finish(other, 'cancelled', { code: ACMP_ERRORS.cancelled, message });
-    }
-    this.advance();
-  }
-
-  /** Cancels every task downstream of `task`, breadth first (Layer 2 §4). */
-  private cancelDownstream(task: TaskRun, message: string): void {
-    const queue = [...task.downstream];
-    const seen = new Set(queue);
-    for (let head = 0; head < queue.length; head++) {
-      const next = queue[head]!;
-      this.finish(next, 'cancelled', { code: ACMP_ERRORS.cancelled, message });
-      for (const after of next.downstream) {
-        if (!seen.has(after)) {
-          seen.add(after);
-          queue.push(after);
-        }
-      }
-    }
-  }
-
-  /** Makes a task terminal, once (states go one way); an invoke still in flight gets `acmp/cancel`. */
-  private finish(task: TaskRun, state: 'completed' | 'failed' | 'cancelled', error?: TaskError): boolean {
-    if (task.state !== 'pending' && task.state !== 'running') return false;
-    const running = task.active;
-    const inFlight = task.inFlight;
-    task.state = state;
-    task.finishedAt = now();
-    task.error = error;
-    task.inFlight = undefined;
-    // Its input is made again by no one: what it holds of upstream outputs may go.
-    task.input = undefined;
-    this.doneReading(task);
-    this.terminal++;
-    if (running) {
-      this.slotsUsed--;
-      if (task.timeoutMs !== undefined) this.deadlines.dropped();
-      clearTimeout(task.liveness);
-    }
-    task.wake();
-    if (inFlight !== undefined && acceptsCancel(inFlight.acmp)) {
-      const sent: Promise<void> = settle(() =>
-        inFlight.cancel({ task_id: task.wireId, ...(error === undefined ? {} : { reason: error.message }) }),
-      ).then(() => void this.sends.delete(sent));
-      this.sends.add(sent);
-    }
-    if (this.listening) {
-      this.emit(
-        {
-          type: 'task-state',
-          task_id: task.id,
-          state,
-          ...(task.providerId === undefined ? {} : { provider_id: task.providerId }),
-          ...(error === undefined ? {} : { error }),
-        },
-        task.finishedAt,
-      );
-    }
-    return true;
+    this.machine.failed(task.index, error, now());
   }
 
   /** `task` reads its upstream outputs no more: they are wanted by one task fewer. */
-  private doneReading(task: TaskRun): void {
-    if (task.readingDone) return;
-    task.readingDone = true;
-    for (const upstream of task.readsFrom) {
-      upstream.readers--;
-      this.outputs.release(upstream.id);
+  private doneReading(task: number): void {
+    if (this.readingDone[task] === 1) return;
+    this.readingDone[task] = 1;
+    for (let k = this.readStart[task]!; k < this.readStart[task + 1]!; k++) {
+      const upstream = this.reads[k]!;
+      this.readers[upstream]!--;
+      this.outputs.release(this.model.tasks[upstream]!.id!);
     }
   }
 
@@ -724,54 +661,15 @@ class Run {
     this.deadlines.clear();
     await Promise.all(this.sends);
     await this.pool.closeAll();
-    const report = this.report(finishedAt);
+    const report = this.machine.report({
+      runId: this.id,
+      finishedAt,
+      outputOf: (task) => this.outputs.reported(this.model.tasks[task]!.id!),
+      wireTaskId: (task) => `${this.model.tasks[task]!.id!}-${this.runTag}`,
+      streamedEdges: this.streamedEdges,
+    });
     this.emit({ type: 'run-finished', report });
     this.resolveDone(report);
-  }
-
-  private report(finishedAt: string): RunReport {
-    const result: [string, TaskOutput][] = [];
-    let costCu = 0;
-    let tokensUsed = 0;
-    const tasks = this.tasks.map((task): TaskReport => {
-      const output = this.outputs.reported(task.id);
-      if (task.state === 'completed' && task.downstream.length === 0) result.push([task.id, output!]);
-      costCu += task.costCu ?? 0;
-      tokensUsed += task.tokensUsed ?? 0;
-      // Members set one by one, in the report's order: spreads of optional parts made objects to copy, per task.
-      const entry = { task_id: task.id, state: task.state } as Building<TaskReport>;
-      if (task.providerId !== undefined) entry.provider_id = task.providerId;
-      if (output !== undefined) entry.output = output;
-      if (task.error !== undefined) entry.error = task.error;
-      if (task.costCu !== undefined) {
-        entry.cost_cu = task.costCu;
-        entry.tokens_used = task.tokensUsed;
-      }
-      entry.proof = task.proof;
-      if (task.startedAt !== undefined) {
-        entry.started_at = task.startedAt;
-        entry.wire_task_id = task.wireId;
-      }
-      if (task.finishedAt !== undefined) entry.finished_at = task.finishedAt;
-      if (task.violations.length > 0) entry.violations = task.violations;
-      return entry;
-    });
-    // A failure says most; a run the user cancelled something in (a task or the whole run) is cancelled otherwise.
-    const failed = this.tasks.some((task) => task.state === 'failed');
-    const completed = this.tasks.every((task) => task.state === 'completed');
-    return {
-      dag_id: this.model.dagId ?? '',
-      run_id: this.id,
-      status: completed ? 'completed' : failed || !this.cancelledByUser ? 'failed' : 'cancelled',
-      policy: this.policy,
-      started_at: this.startedAt,
-      finished_at: finishedAt,
-      tasks,
-      // fromEntries makes own properties, whatever the task ids (even "__proto__").
-      result: Object.fromEntries(result),
-      totals: { cost_cu: costCu, tokens_used: tokensUsed },
-      streamed_edges: this.streamedEdges,
-    };
   }
 
   /** `at` is the time the report gives the same change, when it gives one. */
@@ -787,12 +685,8 @@ class Run {
 }
 
 /** The invoke of a task: its carried fields as written (the analysis checked their types), input and flags. */
-function invokeParams(
-  task: TaskRun,
-  plain: Record<string, unknown>,
-  input: TaskOutput | undefined,
-  stream: boolean,
-): InvokeParams {
+function invokeParams(task: TaskRun, input: TaskOutput | undefined, stream: boolean): InvokeParams {
+  const { plain } = task;
   const params: Record<string, unknown> = { task_id: task.wireId, capability: task.declaration.capability };
   if (input === undefined) params.input_stream = true;
   else params.input = input;
@@ -817,6 +711,35 @@ function outputOf(task: TaskRun, result: InvokeResult): TaskOutput | string {
   }
   return typeof output.type === 'string' ? { type: output.type, data: output.data } : 'the output has no string type';
 }
+
+/** Where `sendAtOnce` left off for `execute`: the candidate to go on with, and at it the attempt and its connection. */
+interface Resume {
+  readonly candidate: number;
+  readonly refusals: TaskError[];
+  readonly attempt?: number;
+  readonly connection?: ProviderConnection;
+  readonly failure?: string;
+}
+
+/** What an invoke's rejection means: the provider's error answer, a transport failure, or a fault of the provider. */
+function outcomeOf(error: unknown, connection: ProviderConnection): Failure | TransportError {
+  if (error instanceof TransportError) return error;
+  if (error instanceof AcmpError) {
+    return {
+      ok: false,
+      error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
+    };
+  }
+  return { ok: false, error: internalError(`provider "${connection.providerId}": ${messageOf(error)}`) };
+}
+
+const internalError = (message: string): TaskError => ({ code: ACMP_ERRORS.internal, message });
+
+/** A provider's refusal, named for the message that lists why no provider took the task. */
+const refusalOf = (provider: ProviderConfig, error: TaskError): TaskError => ({
+  ...error,
+  message: `provider "${provider.id}": ${error.message}`,
+});
 
 /** Calls `call` and hands the outcome of its promise (or its synchronous throw) to `done`. */
 function settleWith<T>(call: () => Promise<T>, done: (settled: Settled<T>) => void): void {
@@ -859,7 +782,10 @@ function now(): string {
   }
   return clockIso;
 }
+/** Whether `reads` from `from` on holds `upstream` (a task's reads so far: few, often one). */
+function readsAlready(reads: readonly number[], from: number, upstream: number): boolean {
+  for (let k = from; k < reads.length; k++) if (reads[k] === upstream) return true;
+  return false;
+}
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 const finiteOrZero = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
-const positiveInteger = (value: number | undefined, fallback: number): number =>
-  value !== undefined && Number.isInteger(value) && value > 0 ? value : fallback;

@@ -17,6 +17,8 @@ const GAP = '  ';
 const PIECE_CHARS = 64 * 1024;
 /** Values in a container that JSON.stringify writes whole, at most: a walk that gives up sooner costs little. */
 const WHOLE_VALUES = 512;
+/** Levels deep at most where a small value is stringified inside arrays rather than indented afterwards. */
+const WRAPPED_DEPTH = 16;
 
 interface Frame {
   readonly container: Record<string, unknown> | readonly unknown[];
@@ -47,19 +49,19 @@ const boxed = (value: object): boolean =>
 /**
  * Whether JSON.stringify may write `container` whole, several times faster than walking it here: it is small (at most
  * WHOLE_VALUES values and PIECE_CHARS characters of strings and keys) and holds nothing this walk treats its own way
- * (a file's value, a toJSON, a boxed primitive).
+ * (a file's value, a toJSON, a boxed primitive). Returns its characters of strings and keys, or -1 when it is not.
  */
-function small(container: object, fileOf: ((value: object) => JsonFileRef | undefined) | undefined): boolean {
+function smallSize(container: object, fileOf: ((value: object) => JsonFileRef | undefined) | undefined): number {
   const pending: unknown[] = [container];
   let values = 0;
   let chars = 0;
   while (pending.length > 0) {
     const next = pending.pop();
-    if (++values > WHOLE_VALUES || chars > PIECE_CHARS) return false;
+    if (++values > WHOLE_VALUES || chars > PIECE_CHARS) return -1;
     if (typeof next === 'string') chars += next.length;
     if (next === null || typeof next !== 'object') continue;
     if (typeof (next as { toJSON?: unknown }).toJSON === 'function' || boxed(next) || fileOf?.(next) !== undefined) {
-      return false;
+      return -1;
     }
     if (Array.isArray(next)) {
       for (const element of next as unknown[]) pending.push(element);
@@ -71,7 +73,48 @@ function small(container: object, fileOf: ((value: object) => JsonFileRef | unde
       pending.push((next as Record<string, unknown>)[key]);
     }
   }
-  return true;
+  return chars;
+}
+
+/**
+ * Where the run of elements from `from` ends that JSON.stringify may write together: primitives and small containers,
+ * up to about PIECE_CHARS characters. A report's 10,000s of task entries go a few hundred at a time.
+ */
+function smallRunEnd(
+  array: readonly unknown[],
+  from: number,
+  fileOf: ((value: object) => JsonFileRef | undefined) | undefined,
+): number {
+  let chars = 0;
+  let end = from;
+  while (end < array.length && chars <= PIECE_CHARS) {
+    const element = array[end];
+    if (element !== null && typeof element === 'object') {
+      const size = smallSize(element, fileOf);
+      if (size < 0) break;
+      chars += size;
+    } else if (typeof element === 'string') chars += element.length;
+    end++;
+  }
+  return end;
+}
+
+/**
+ * JSON.stringify(value, null, 2) as it reads `depth` levels deep: the value stringified inside `depth` arrays, whose
+ * brackets are cut off again (no raw line break is inside a JSON string). Indenting its lines afterwards (a replace of every line break) made a second copy of
+ * every small value's text, the most of what writing a large report allocated.
+ */
+function stringifiedAt(value: object, depth: number): string {
+  if (depth === 0) return JSON.stringify(value, null, 2);
+  // Deep down (outputs can nest deeply) the wrapping would be deep recursion: there the lines are indented instead.
+  if (depth > WRAPPED_DEPTH) return JSON.stringify(value, null, 2).replaceAll('\n', `\n${GAP.repeat(depth)}`);
+  let wrapped: unknown = value;
+  for (let level = 0; level < depth; level++) wrapped = [wrapped];
+  const whole = JSON.stringify(wrapped, null, 2);
+  // Level k (1..depth) opens with `[\n` and 2k spaces, and closes with `\n`, 2(k - 1) spaces and `]`.
+  const opening = 2 * depth + depth * (depth + 1);
+  const closing = 2 * depth + depth * (depth - 1);
+  return whole.slice(opening, whole.length - closing);
 }
 
 /**
@@ -94,10 +137,8 @@ export function* jsonPieces(value: unknown, fileOf?: (value: object) => JsonFile
         if (text !== '') yield text;
         text = '';
         yield { file, indent };
-      } else if (small(next, fileOf)) {
-        // No raw line break is inside a JSON string: each one it writes starts a line to indent.
-        const whole = JSON.stringify(next, null, 2);
-        text += indent === '' ? whole : whole.replaceAll('\n', `\n${indent}`);
+      } else if (smallSize(next, fileOf) >= 0) {
+        text += stringifiedAt(next, indent.length / GAP.length);
       } else if (Array.isArray(next)) {
         stack.push({ container: next, keys: undefined, length: next.length, next: 0, opened: false, indent });
       } else if (boxed(next)) {
@@ -131,6 +172,22 @@ export function* jsonPieces(value: unknown, fileOf?: (value: object) => JsonFile
           text = '';
         }
         continue;
+      }
+      if (frame.keys === undefined) {
+        const array = frame.container as readonly unknown[];
+        const end = smallRunEnd(array, frame.next, fileOf);
+        if (end - frame.next > 1) {
+          // The run as JSON.stringify writes it in this array (its elements' lines indented), without the closing line.
+          const whole = stringifiedAt(array.slice(frame.next, end), frame.indent.length / GAP.length);
+          text += `${frame.opened ? ',' : '['}${whole.slice(1, whole.length - frame.indent.length - 2)}`;
+          frame.next = end;
+          frame.opened = true;
+          if (text.length >= PIECE_CHARS) {
+            yield text;
+            text = '';
+          }
+          continue;
+        }
       }
       const index = frame.next++;
       indent = frame.indent + GAP;

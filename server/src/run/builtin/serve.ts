@@ -15,8 +15,11 @@ import { BuiltinProvider, INVALID_PARAMS } from './provider';
 
 const SERVER_INFO = { name: 'acmp-dag-builtin', version: ACMP_VERSION };
 
+/** What the MCP server serves: the built-in provider, or one that wraps it (the crash tests' counting provider). */
+export type ServedProvider = Pick<BuiltinProvider, 'acmp' | 'invoke' | 'inputChunk' | 'cancel' | 'close'>;
+
 /** An MCP server for `provider`: one per session, all sharing the provider and so its idempotency keys. */
-export function createAcmpServer(provider: BuiltinProvider): Server {
+export function createAcmpServer(provider: ServedProvider): Server {
   // The SDK's capabilities type has no member for extensions, but it sends `acmp` as given (notes/mcp-sdk.md).
   const capabilities = { acmp: { ...provider.acmp } } as ServerCapabilities;
   const server = new Server<Request, Notification, Result>(SERVER_INFO, { capabilities });
@@ -73,6 +76,8 @@ export interface HttpProviderServer {
 export interface ServeHttpOptions {
   /** When set, every request needs `Authorization: Bearer <token>` (Layer 1 §5.1). */
   readonly token?: string;
+  /** Served instead of a new built-in provider. */
+  readonly provider?: ServedProvider;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
@@ -87,9 +92,8 @@ function refuse(response: ServerResponse, status: number, message: string, heade
 export async function serveHttp(
   port: number,
   host = '127.0.0.1',
-  { token }: ServeHttpOptions = {},
+  { token, provider = new BuiltinProvider() }: ServeHttpOptions = {},
 ): Promise<HttpProviderServer> {
-  const provider = new BuiltinProvider();
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const expected = token === undefined ? undefined : sha256(`Bearer ${token}`);
   const authority = host.includes(':') ? `[${host}]` : host;

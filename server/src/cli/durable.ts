@@ -1,0 +1,211 @@
+// Durable runs from the terminal (issue 17): `run FILE --engine URL [--detach]` submits a run to the Restate engine
+// and follows it, `runs` lists the engine's runs, `attach` follows one (replaying what already happened), `cancel`
+// cancels a run or a task, `report` prints a run's report. Following is paging through the run's append-only event
+// log with a cursor: the engine has no push to clients. Exit codes: 0 completed, 1 failed or cancelled, 2 usage or a
+// DAG with errors, 3 the engine does not answer, 4 no run of that id.
+import { randomUUID } from 'node:crypto';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { RunRequest } from '../run/durable/protocol';
+import { type JournaledOutput, isOutputRef } from '../run/durable/outputStore';
+import type { FailurePolicy, RunReport } from '../run/types';
+import { EngineClient, EngineUnreachable, UnknownRun, followRun } from '../run/durable/engineClient';
+import { engineOption } from './engineUrl';
+import { progressPrinter, summary } from './run';
+import { UsageError } from './usage';
+
+const write = (line: string): void => void process.stdout.write(`${line}\n`);
+
+export interface DurableRunOptions {
+  readonly engine: string | undefined;
+  readonly text: string;
+  readonly dagId: string;
+  readonly policy: FailurePolicy;
+  readonly maxConcurrency: number;
+  readonly json: boolean;
+  readonly detach: boolean;
+}
+
+/** Exit codes for the errors these commands tell apart; anything else propagates. */
+async function withExitCodes(command: () => Promise<number>): Promise<number> {
+  try {
+    return await command();
+  } catch (error) {
+    if (error instanceof EngineUnreachable || error instanceof UnknownRun) {
+      process.stderr.write(`acmp-dag: ${error.message}\n`);
+      return error instanceof EngineUnreachable ? 3 : 4;
+    }
+    throw error;
+  }
+}
+
+/** `run FILE --engine URL`: the DAG was analysed and has no errors. */
+export function runDurable(options: DurableRunOptions): Promise<number> {
+  return withExitCodes(async () => {
+    const client = new EngineClient(engineOption(options.engine));
+    const runId = `run-${randomUUID()}`;
+    const request: RunRequest = { dag: options.text, policy: options.policy, maxConcurrency: options.maxConcurrency };
+    await client.submit(runId, options.dagId, request);
+    process.stderr.write(`acmp-dag: durable run ${runId} submitted to ${client.engine}\n`);
+    if (options.detach) {
+      write(runId);
+      return 0;
+    }
+    return followToEnd(client, runId, options.json);
+  });
+}
+
+/** Follows the run's events until it ends (Ctrl-C detaches: the run goes on), then prints its summary or report. */
+async function followToEnd(client: EngineClient, runId: string, json: boolean): Promise<number> {
+  const print = json ? () => undefined : progressPrinter(write);
+  let detached = false;
+  const onInterrupt = (): void => {
+    detached = true;
+  };
+  process.on('SIGINT', onInterrupt);
+  try {
+    if (!(await followRun(client, runId, print, () => detached))) {
+      process.stderr.write(
+        `\nacmp-dag: detached; the run goes on. Follow it again with: acmp-dag attach ${runId} --engine ${client.engine}\n`,
+      );
+      return 130;
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
+  const report = await client.report(runId);
+  if (json) await printReport(client, report);
+  else write(summary(report));
+  return report.status === 'completed' ? 0 : 1;
+}
+
+/**
+ * The report as JSON on stdout, its stored outputs streamed in from the output store through the engine, piece by
+ * piece, in place of their references.
+ */
+async function printReport(client: EngineClient, report: RunReport): Promise<void> {
+  const stored: JournaledOutput[] = [];
+  const marker = (index: number): string => `\u0000stored-output-${index}\u0000`;
+  const text = JSON.stringify(
+    report,
+    (_key, value: unknown) => {
+      if (value !== null && typeof value === 'object' && 'ref' in value && isOutputRef(value as JournaledOutput)) {
+        stored.push(value as JournaledOutput);
+        return marker(stored.length - 1);
+      }
+      return value;
+    },
+    2,
+  );
+  const parts = text.split(/"\\u0000stored-output-(\d+)\\u0000"/);
+  for (let at = 0; at < parts.length; at++) {
+    if (at % 2 === 0) {
+      process.stdout.write(parts[at]!);
+      continue;
+    }
+    const output = stored[Number(parts[at])]!;
+    for (let from = 0; ;) {
+      const piece = await client.outputPiece(output, from);
+      process.stdout.write(piece.text);
+      from += piece.text.length;
+      if (piece.rest === 0) break;
+    }
+  }
+  process.stdout.write('\n');
+}
+
+/** The run a command names (RUN_ID, --engine, and its `extra` options), known to the engine: UnknownRun otherwise. */
+async function namedRun(args: string[], command: string, extra: NonNullable<ParseArgsConfig['options']>) {
+  const parsed = parseArgs({ args, allowPositionals: true, options: { engine: { type: 'string' }, ...extra } });
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (parsed.positionals.length !== 1) throw new UsageError(`${command} needs exactly one RUN_ID`);
+  const runId = parsed.positionals[0]!;
+  const client = new EngineClient(engineOption(typeof values.engine === 'string' ? values.engine : undefined));
+  await client.known(runId);
+  return { values, runId, client };
+}
+
+const JSON_OPTION = { json: { type: 'boolean', default: false } } as const;
+
+/** `acmp-dag runs --engine URL`: id, dag_id, status, progress and cost of each run the engine knows. */
+export function runsCommand(args: string[]): Promise<number> {
+  return withExitCodes(async () => {
+    const { values } = parseArgs({ args, options: { engine: { type: 'string' }, json: { type: 'boolean' } } });
+    const client = new EngineClient(engineOption(values.engine));
+    const entries = await client.list();
+    const rows = await Promise.all(
+      entries
+        .sort((a, b) => a.submitted_at.localeCompare(b.submitted_at))
+        .map(async (entry) => ({
+          ...entry,
+          progress: (await client.events(entry.run_id, Number.MAX_SAFE_INTEGER)).progress,
+        })),
+    );
+    if (values.json) {
+      write(JSON.stringify(rows, null, 2));
+      return 0;
+    }
+    if (rows.length === 0) write(`No runs on ${client.engine}.`);
+    for (const row of rows) {
+      const progress = row.progress;
+      write(
+        [
+          row.run_id,
+          row.dag_id,
+          progress?.status ?? 'submitted',
+          progress === undefined ? '-' : `${progress.done}/${progress.total}`,
+          progress === undefined ? '-' : `${Number(progress.cost_cu.toPrecision(6))} CU`,
+        ].join('  '),
+      );
+    }
+    return 0;
+  });
+}
+
+/** `acmp-dag attach RUN_ID --engine URL [--json]`: what happened so far, then the rest as it happens. */
+export function attachCommand(args: string[]): Promise<number> {
+  return withExitCodes(async () => {
+    const { values, runId, client } = await namedRun(args, 'attach', JSON_OPTION);
+    return followToEnd(client, runId, values.json === true);
+  });
+}
+
+/** `acmp-dag cancel RUN_ID [--task TASK_ID] --engine URL`. */
+export function cancelCommand(args: string[]): Promise<number> {
+  return withExitCodes(async () => {
+    const { values, runId, client } = await namedRun(args, 'cancel', { task: { type: 'string' } } as const);
+    const task = typeof values.task === 'string' ? values.task : undefined;
+    if (task !== undefined) {
+      const started = (await client.events(runId, 0)).events.find((event) => event.type === 'run-started');
+      if (started !== undefined && started.type === 'run-started' && !started.tasks.includes(task)) {
+        process.stderr.write(`acmp-dag: the run ${runId} has no task "${task}"\n`);
+        return 2;
+      }
+    }
+    const at = new Date().toISOString();
+    const answer = await client.control(
+      runId,
+      task === undefined ? { reason: 'the run was cancelled', at } : { task, reason: 'cancelled by the user', at },
+    );
+    if (answer === 'ended') {
+      process.stderr.write(`acmp-dag: the run ${runId} has ended already\n`);
+      return 1;
+    }
+    write(
+      task === undefined
+        ? `Cancelling run ${runId}.`
+        : `Cancelling task ${task} of run ${runId} and what depends on it.`,
+    );
+    return 0;
+  });
+}
+
+/** `acmp-dag report RUN_ID --engine URL [--json]`: the run report, once the run has ended. */
+export function reportCommand(args: string[]): Promise<number> {
+  return withExitCodes(async () => {
+    const { values, runId, client } = await namedRun(args, 'report', JSON_OPTION);
+    const report = await client.report(runId);
+    if (values.json) await printReport(client, report);
+    else write(summary(report));
+    return report.status === 'completed' ? 0 : 1;
+  });
+}

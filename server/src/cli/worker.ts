@@ -1,0 +1,126 @@
+// `acmp-dag worker --engine URL`: serves the durable-run workflow (run/durable/workflow.ts) as a Restate deployment
+// on 127.0.0.1 and registers it with the engine's admin API. A worker keeps nothing of its own between requests (the
+// journal is in the engine, large outputs in the output store), so a crashed worker is replaced by starting another
+// at the same address, and several may serve one deployment behind one address (--advertise).
+import '../run/durable/withResolvers';
+import { createEndpointHandler } from '@restatedev/restate-sdk';
+import { mkdirSync } from 'node:fs';
+import { type Http2Session, createServer } from 'node:http2';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { connectProvider } from '../run/connect';
+import { DEFAULT_JOURNAL_OUTPUT_BYTES } from '../run/durable/outputStore';
+import { durableServices } from '../run/durable/workflow';
+import { ProviderPool } from '../run/routing';
+import { EngineUnreachable } from '../run/durable/engineClient';
+import { adminUrlFor, engineOption } from './engineUrl';
+import { loadProviders } from './providersFile';
+import { UsageError } from './usage';
+
+/** The worker's default port: a restarted worker at the same address takes over the runs of the one before. */
+export const DEFAULT_WORKER_PORT = 9080;
+/** The output store beside the worker by default. */
+export const DEFAULT_STORE_DIR = '.acmp-outputs';
+
+export async function workerCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      engine: { type: 'string' },
+      admin: { type: 'string' },
+      providers: { type: 'string' },
+      port: { type: 'string' },
+      store: { type: 'string' },
+      advertise: { type: 'string' },
+    },
+  });
+  if (positionals.length > 0) throw new UsageError('worker takes no FILE');
+  const engine = engineOption(values.engine);
+  const port = values.port === undefined ? DEFAULT_WORKER_PORT : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port needs a port number, not "${values.port}"`);
+  const providers = await loadProviders(values.providers);
+  const pool = new ProviderPool(providers, connectProvider);
+  // A provider the worker cannot reach is said now, not as the failure of every task sent to it.
+  for (const provider of providers) {
+    try {
+      await pool.connection(provider);
+    } catch (error) {
+      process.stderr.write(`acmp-dag worker: cannot reach provider "${provider.id}": ${(error as Error).message}\n`);
+      await pool.closeAll();
+      return 1;
+    }
+  }
+  const storeDir = resolve(values.store ?? DEFAULT_STORE_DIR);
+  mkdirSync(storeDir, { recursive: true });
+  // The SDK logs each invocation's start and end at INFO: a worker serving 10,000s of steps says only what is wrong.
+  process.env.RESTATE_LOGGING ??= 'WARN';
+  const handler = createEndpointHandler({
+    services: durableServices({ pool, storeDir, journalLimitBytes: journalLimit() }),
+  });
+  const server = createServer(handler);
+  // The engine keeps its HTTP/2 sessions open: stopping ends them, and the engine sends what was in flight again.
+  const sessions = new Set<Http2Session>();
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  await new Promise<void>((listening, fail) => {
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', () => listening());
+  });
+  const address = server.address();
+  const ownUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}`;
+  const uri = values.advertise ?? ownUrl;
+  const admin = values.admin ?? adminUrlFor(engine);
+  try {
+    await register(admin, uri);
+  } catch (error) {
+    process.stderr.write(`acmp-dag worker: ${(error as Error).message}\n`);
+    server.close();
+    await pool.closeAll();
+    return error instanceof EngineUnreachable ? 3 : 1;
+  }
+  process.stdout.write(
+    `acmp-dag worker: serving durable runs at ${ownUrl}, registered as ${uri} with ${admin} (outputs in ${storeDir})\n`,
+  );
+  await new Promise((stop) => {
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  server.close();
+  for (const session of sessions) session.destroy();
+  await pool.closeAll();
+  // What the SDK may still hold (its timers, a session closing) must not keep a stopped worker alive.
+  setTimeout(() => process.exit(0), 1_000).unref();
+  return 0;
+}
+
+/** ACMP_JOURNAL_OUTPUT_BYTES: outputs above this size go to the output store (default 64 KiB). */
+function journalLimit(): number {
+  const value = process.env.ACMP_JOURNAL_OUTPUT_BYTES;
+  if (value === undefined || value === '') return DEFAULT_JOURNAL_OUTPUT_BYTES;
+  const bytes = Number(value);
+  if (!Number.isInteger(bytes) || bytes < 0)
+    throw new UsageError(`ACMP_JOURNAL_OUTPUT_BYTES needs a whole number of bytes, not "${value}"`);
+  return bytes;
+}
+
+/** Registers (again: `force`) the deployment at `uri` with the engine's admin API. */
+async function register(admin: string, uri: string): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(`${admin}/deployments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ uri, force: true }),
+    });
+  } catch {
+    throw new EngineUnreachable(
+      `cannot reach the engine's admin API at ${admin} (start one with \`acmp-dag engine start\`, or pass --admin URL)`,
+    );
+  }
+  if (!response.ok)
+    throw new Error(`the engine refused the deployment ${uri}: ${response.status} ${await response.text()}`);
+}

@@ -1,0 +1,47 @@
+// A durable run as a DagRun (types.ts), the same handle the in-memory driver gives: submitted to the engine, its
+// events followed from the run's event log, its cancels sent through the engine, its report the workflow's.
+import { randomUUID } from 'node:crypto';
+import type { DagAnalysis } from '../../dag/analyze';
+import { DEFAULT_MAX_CONCURRENCY } from '../machine';
+import { RunRefused } from '../executor';
+import type { DagRun, RunOptions } from '../types';
+import { type EngineClient, followRun } from './engineClient';
+
+export type DurableRunOptions = Pick<RunOptions, 'policy' | 'maxConcurrency' | 'reuse' | 'onEvent' | 'runId'>;
+
+/** Submits the run; rejects with RunRefused for a DAG with errors (nothing is submitted), or when the engine does. */
+export async function startDurableRun(
+  client: EngineClient,
+  analysis: DagAnalysis,
+  options: DurableRunOptions = {},
+): Promise<DagRun> {
+  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
+  if (errors.length > 0) throw new RunRefused(errors);
+  const runId = options.runId ?? `run-${randomUUID()}`;
+  await client.submit(runId, analysis.model.dagId ?? '', {
+    dag: analysis.document.text,
+    policy: options.policy ?? 'fail-fast',
+    maxConcurrency: options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY,
+    ...(options.reuse === undefined ? {} : { reuse: options.reuse }),
+  });
+  const onEvent = options.onEvent ?? (() => undefined);
+  const done = followRun(client, runId, (event) => {
+    try {
+      onEvent(event);
+    } catch {
+      // A listener's failure must not stop the following.
+    }
+  }).then(() => client.report(runId));
+  const control = (task: string | undefined, reason: string): void =>
+    void client
+      .control(runId, { ...(task === undefined ? {} : { task }), reason, at: new Date().toISOString() })
+      .catch(() => undefined);
+  return {
+    runId,
+    done,
+    cancel: (reason = 'the run was cancelled') => control(undefined, reason),
+    cancelTask: (taskId, reason = 'cancelled by the user') => control(taskId, reason),
+    // The outputs are the engine's and the output store's: nothing of them is kept here.
+    releaseOutputs: () => undefined,
+  };
+}

@@ -1,0 +1,62 @@
+// What the CLI and the worker say to each other through the Restate engine's ingress, declared once. No SDK here: the
+// CLI's commands that follow or cancel a durable run speak plain HTTP and never load the Restate SDK.
+import type { TaskOutput } from '../protocol';
+import type { FailurePolicy, RunEvent, RunStatus } from '../types';
+
+/** The workflow of a run (key: the run id), its mailbox (key: the run id) and the index of runs (key: INDEX_KEY). */
+export const RUN_WORKFLOW = 'AcmpRun';
+export const RUN_CONTROL = 'AcmpRunControl';
+export const RUN_INDEX = 'AcmpRuns';
+export const INDEX_KEY = 'all';
+/** Reads stored outputs back for the report, in pieces below the engine's message limit. */
+export const OUTPUT_SERVICE = 'AcmpOutputs';
+
+export interface RunRequest {
+  /** The DAG file's text: the worker analyses it again and refuses one with errors. */
+  readonly dag: string;
+  readonly policy: FailurePolicy;
+  readonly maxConcurrency: number;
+  /** Outputs of an earlier run, by task id: those tasks complete at once with them and are not invoked. */
+  readonly reuse?: Readonly<Record<string, TaskOutput>>;
+}
+
+/** A user's cancel of a task (`task`) or of the whole run. `at`: when it was asked. */
+export interface ControlRequest {
+  readonly task?: string;
+  readonly reason: string;
+  readonly at: string;
+}
+
+/** What `AcmpRunControl/request` answers: the run took the request, or it had ended already. */
+export type ControlAnswer = 'sent' | 'ended';
+
+export interface RunIndexEntry {
+  readonly run_id: string;
+  readonly dag_id: string;
+  readonly submitted_at: string;
+}
+
+export interface RunProgress {
+  /** `running` until the run ends. */
+  readonly status: RunStatus | 'running';
+  readonly done: number;
+  readonly total: number;
+  readonly cost_cu: number;
+  /** Batches of events in the run's log. */
+  readonly batches: number;
+}
+
+/** `AcmpRun/<id>/events {from}`: the log's batches from `from` on (some of them), and the progress. */
+export interface EventsPage {
+  readonly events: readonly RunEvent[];
+  /** The cursor of the next call. */
+  readonly next: number;
+  /** Undefined when the run has not started (or the id is unknown). */
+  readonly progress: RunProgress | undefined;
+}
+
+export interface OutputPiece {
+  readonly text: string;
+  /** Characters in the stored text after this piece. */
+  readonly rest: number;
+}

@@ -1,0 +1,240 @@
+// One task of a durable run, as the durable step that carries it out (one `ctx.run` of the workflow): its invoke at
+// the providers that may take it, in order (design.md §6), sent again with the same wire task id after a transport
+// failure, within its `timeout_ms` and heartbeat liveness window (Layer 1 §3.1, §3.6), with the cost and proof checks
+// of the in-memory driver. The outcome is what the journal keeps: an output above the journal's size goes to the
+// output store and is kept as a reference (outputStore.ts of this folder). Streaming is not used on this driver.
+import { CARRIED_FIELDS, DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_TIMEOUT_MS, REFUSALS } from '../executor';
+import { checkProof } from '../proof';
+import {
+  ACMP_ERRORS,
+  AcmpError,
+  type InvokeParams,
+  type InvokeResult,
+  type TaskError,
+  type TaskOutput,
+  TransportError,
+} from '../protocol';
+import { type ProviderPool, acceptsCancel, livenessWindow } from '../routing';
+import type { ProviderConfig } from '../../protocol/settings';
+import type { ProviderConnection } from '../types';
+import type { CompletionFacts } from '../machine';
+import { type JournaledOutput, keepOutput } from './outputStore';
+
+/** What the journal keeps of a step. `at`: when it ended, the time the machine is given with it. */
+export type StepOutcome =
+  | ({
+      readonly ok: true;
+      readonly at: string;
+      readonly providerId: string;
+      readonly output: JournaledOutput;
+    } & CompletionFacts)
+  | { readonly ok: false; readonly at: string; readonly providerId?: string; readonly error: TaskError };
+
+export interface TaskStep {
+  readonly runId: string;
+  readonly wireTaskId: string;
+  readonly capability: string;
+  /** The task as JSON.parse makes it from the DAG's text. */
+  readonly plain: Record<string, unknown>;
+  readonly input: TaskOutput;
+  readonly maxPriceCu: number | undefined;
+  readonly candidates: readonly ProviderConfig[];
+}
+
+export interface StepContext {
+  readonly pool: ProviderPool;
+  /** Where outputs above the journal's size go. */
+  readonly storeDir: string;
+  readonly journalLimitBytes: number;
+  /** Aborted when the run no longer wants the task (the user cancelled it): acmp/cancel goes to its provider. */
+  readonly signal: AbortSignal;
+}
+
+const nowIso = (): string => new Date().toISOString();
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+const finiteOrZero = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+
+/** Carries out one task; never rejects (a failure is an outcome the machine is told). */
+export async function runTaskStep(step: TaskStep, context: StepContext): Promise<StepOutcome> {
+  if (step.candidates.length === 0) {
+    return failure({
+      code: ACMP_ERRORS.capability_not_found,
+      message: `no configured provider offers capability "${step.capability}"`,
+    });
+  }
+  const timeoutMs =
+    typeof step.plain.timeout_ms === 'number' && step.plain.timeout_ms > 0 ? step.plain.timeout_ms : DEFAULT_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  const refusals: string[] = [];
+  let last: TaskError | undefined;
+  for (const provider of step.candidates) {
+    const answer = await invokeAt(step, provider, context, deadline, timeoutMs);
+    if (answer.ok) return completed(step, provider.id, answer.value, context);
+    if (!REFUSALS.includes(answer.error.code)) return failure(answer.error, provider.id);
+    last = answer.error;
+    refusals.push(`provider "${provider.id}": ${answer.error.message}`);
+  }
+  return failure({ ...last!, message: `no provider took the task: ${refusals.join('; ')}` });
+}
+
+type Answer = { readonly ok: true; readonly value: InvokeResult } | { readonly ok: false; readonly error: TaskError };
+
+/** One provider: the invoke, sent again with the same wire id on a fresh connection after a transport failure. */
+async function invokeAt(
+  step: TaskStep,
+  provider: ProviderConfig,
+  context: StepContext,
+  deadline: number,
+  timeoutMs: number,
+): Promise<Answer> {
+  let connection: ProviderConnection | undefined;
+  let lastFailure = '';
+  for (let attempt = 0; attempt < DEFAULT_ATTEMPTS; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, DEFAULT_BACKOFF_MS * 2 ** (attempt - 1)));
+    if (context.signal.aborted) return cancelledAnswer(context);
+    try {
+      connection =
+        connection === undefined
+          ? await context.pool.connection(provider)
+          : await context.pool.reconnect(provider, connection);
+    } catch (error) {
+      lastFailure = messageOf(error);
+      continue;
+    }
+    const answer = await sendOnce(step, connection, context, deadline, timeoutMs);
+    if (!(answer instanceof TransportError)) return answer;
+    if (!answer.retryable) return { ok: false, error: { code: ACMP_ERRORS.internal, message: answer.message } };
+    lastFailure = answer.message;
+  }
+  return {
+    ok: false,
+    error: {
+      code: ACMP_ERRORS.internal,
+      message: `provider "${provider.id}" unreachable after ${DEFAULT_ATTEMPTS} attempt(s): ${lastFailure}`,
+    },
+  };
+}
+
+const cancelledAnswer = (context: StepContext): Answer => ({
+  ok: false,
+  error: { code: ACMP_ERRORS.cancelled, message: String(context.signal.reason ?? 'cancelled') },
+});
+
+/** Sends the invoke once and waits for its answer, its deadline, its liveness window or its cancellation. */
+async function sendOnce(
+  step: TaskStep,
+  connection: ProviderConnection,
+  context: StepContext,
+  deadline: number,
+  timeoutMs: number,
+): Promise<Answer | TransportError> {
+  const params: Record<string, unknown> = { task_id: step.wireTaskId, capability: step.capability, input: step.input };
+  for (const field of CARRIED_FIELDS) if (step.plain[field] !== undefined) params[field] = step.plain[field];
+  const window = livenessWindow(connection.acmp);
+  const timers: ReturnType<typeof setTimeout>[] = [];
+  let onAbort: (() => void) | undefined;
+  const ended = new Promise<Answer>((resolve) => {
+    timers.push(
+      setTimeout(
+        () =>
+          resolve({
+            ok: false,
+            error: { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${timeoutMs} ms)` },
+          }),
+        Math.max(0, deadline - Date.now()),
+      ),
+    );
+    if (window !== undefined) {
+      const silent = (): void =>
+        resolve({
+          ok: false,
+          error: {
+            code: ACMP_ERRORS.timeout,
+            message: `provider "${connection.providerId}" went silent: no heartbeat for ${window} ms (3 × heartbeat_interval_ms)`,
+          },
+        });
+      timers.push(setTimeout(silent, window));
+    }
+    onAbort = () => resolve(cancelledAnswer(context));
+    if (context.signal.aborted) onAbort();
+    else context.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const liveness = timers[1];
+  const invoked = connection
+    .invoke(params as unknown as InvokeParams, {
+      onChunk: () => liveness?.refresh(),
+      onHeartbeat: () => liveness?.refresh(),
+    })
+    .then(
+      (value): Answer => ({ ok: true, value }),
+      (error: unknown): Answer | TransportError => {
+        if (error instanceof TransportError) return error;
+        if (error instanceof AcmpError) {
+          return {
+            ok: false,
+            error: {
+              code: error.code,
+              message: error.message,
+              ...(error.data === undefined ? {} : { data: error.data }),
+            },
+          };
+        }
+        return {
+          ok: false,
+          error: { code: ACMP_ERRORS.internal, message: `provider "${connection.providerId}": ${messageOf(error)}` },
+        };
+      },
+    );
+  const first = await Promise.race([
+    invoked.then((answer) => ({ fromProvider: true, answer })),
+    ended.then((answer) => ({ fromProvider: false, answer })),
+  ]);
+  for (const timer of timers) clearTimeout(timer);
+  if (onAbort !== undefined) context.signal.removeEventListener('abort', onAbort);
+  // The task ended here without the provider's answer (deadline, silence, cancellation): it may stop working on it.
+  if (!first.fromProvider && acceptsCancel(connection.acmp)) {
+    const reason = (first.answer as { error?: TaskError }).error?.message;
+    await connection
+      .cancel({ task_id: step.wireTaskId, ...(reason === undefined ? {} : { reason }) })
+      .catch(() => undefined);
+  }
+  const answer = first.answer;
+  return answer;
+}
+
+function failure(error: TaskError, providerId?: string): StepOutcome {
+  return { ok: false, at: nowIso(), error, ...(providerId === undefined ? {} : { providerId }) };
+}
+
+function completed(step: TaskStep, providerId: string, result: InvokeResult, context: StepContext): StepOutcome {
+  const raw: unknown = result.output;
+  if (
+    raw === null ||
+    typeof raw !== 'object' ||
+    !('data' in raw) ||
+    typeof (raw as { type?: unknown }).type !== 'string'
+  ) {
+    return failure(
+      { code: ACMP_ERRORS.internal, message: `provider "${providerId}": the result has no output {type, data}` },
+      providerId,
+    );
+  }
+  const output = { type: (raw as TaskOutput).type, data: (raw as TaskOutput).data };
+  const costCu = finiteOrZero(result.cost_cu);
+  const violations: string[] = [];
+  if (step.maxPriceCu !== undefined && costCu > step.maxPriceCu) {
+    violations.push(`cost_cu ${costCu} is above max_price_cu ${step.maxPriceCu}`);
+  }
+  const proof = checkProof(result.proof, output);
+  if (proof === 'mismatch') violations.push('the result-hash proof does not match the output');
+  return {
+    ok: true,
+    at: nowIso(),
+    providerId,
+    output: keepOutput(output, context.storeDir, `${step.runId}/${step.wireTaskId}.json`, context.journalLimitBytes),
+    costCu,
+    tokensUsed: finiteOrZero(result.tokens_used),
+    proof,
+    violations,
+  };
+}

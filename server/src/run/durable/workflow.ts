@@ -1,0 +1,399 @@
+// The Restate driver of the run machine (issue 17): one workflow per run, keyed by the run id. The workflow feeds the
+// machine (machine.ts) its events in the order the journal gives them and carries out its commands: each launched task
+// is a durable step (`ctx.run`, taskStep.ts) whose outcome is journaled, a completed step is never sent again, and a
+// step in flight when a worker or the server died is sent again with the same wire task id, which the provider
+// deduplicates (Layer 1 §3.1.1). Which step ended first comes from `RestatePromise.race`, which the engine resolves
+// from the journal's order of completions, so a replay feeds the machine the same events in the same order and it
+// issues the same commands. User cancels reach the run through a mailbox object (RUN_CONTROL) that resolves an
+// awakeable the workflow races with its steps; the workflow writes an append-only event log in its state, which
+// `events` (a shared handler) pages through with a cursor: the engine has no push to clients.
+import * as restate from '@restatedev/restate-sdk';
+import { analyzeDag } from '../../dag/analyze';
+import type { ProviderConfig } from '../../protocol/settings';
+import { resolveInput } from '../inputs';
+import { type MachineCommand, RunMachine, recordCommands } from '../machine';
+import type { TaskError } from '../protocol';
+import type { ProviderPool } from '../routing';
+import type { RunEvent, RunReport, TaskState } from '../types';
+import { type JournaledOutput, isOutputRef, outputOf, readOutputText } from './outputStore';
+import {
+  type ControlAnswer,
+  type ControlRequest,
+  type EventsPage,
+  OUTPUT_SERVICE,
+  type OutputPiece,
+  RUN_CONTROL,
+  RUN_INDEX,
+  RUN_WORKFLOW,
+  type RunIndexEntry,
+  type RunProgress,
+  type RunRequest,
+} from './protocol';
+import { type StepOutcome, runTaskStep } from './taskStep';
+
+/** What a worker gives the workflows it serves. */
+export interface WorkerContext {
+  readonly pool: ProviderPool;
+  readonly storeDir: string;
+  readonly journalLimitBytes: number;
+}
+
+/** Events that make a batch of the log at once, and how long the first of a smaller batch waits for more. */
+const FLUSH_EVENTS = 256;
+const FLUSH_MS = 100;
+/** Batches of the event log one `events` call returns at most. */
+const PAGE_BATCHES = 64;
+/** Characters of a stored output one `AcmpOutputs/read` returns at most (well below the 32 MiB message limit). */
+const PIECE_CHARS = 4 * 1024 * 1024;
+
+type Mailbox = { readonly requests: RestatePromise<{ readonly control: readonly ControlRequest[] }> };
+type RestatePromise<T> = restate.RestatePromise<T>;
+type Finished = { readonly task: number; readonly outcome: StepOutcome };
+type Woken = Finished | { readonly control: readonly ControlRequest[] } | { readonly flush: true };
+
+const batchKey = (batch: number): string => `events.${batch}`;
+
+/** The mailbox of a run: cancels wait in its state until the workflow arms an awakeable, then resolve it. */
+const runControl = restate.object({
+  name: RUN_CONTROL,
+  handlers: {
+    arm: async (ctx: restate.ObjectContext, awakeableId: string): Promise<void> => {
+      const pending = (await ctx.get<ControlRequest[]>('pending')) ?? [];
+      if (pending.length > 0) {
+        ctx.resolveAwakeable(awakeableId, pending);
+        ctx.clear('pending');
+      } else ctx.set('armed', awakeableId);
+    },
+    request: async (ctx: restate.ObjectContext, request: ControlRequest): Promise<ControlAnswer> => {
+      if ((await ctx.get<boolean>('closed')) === true) return 'ended';
+      const armed = await ctx.get<string>('armed');
+      if (armed !== null) {
+        ctx.resolveAwakeable(armed, [request]);
+        ctx.clear('armed');
+      } else ctx.set('pending', [...((await ctx.get<ControlRequest[]>('pending')) ?? []), request]);
+      return 'sent';
+    },
+    close: (ctx: restate.ObjectContext): Promise<void> => {
+      ctx.set('closed', true);
+      ctx.clear('armed');
+      ctx.clear('pending');
+      return Promise.resolve();
+    },
+  },
+});
+
+/** The runs the engine knows, for `acmp-dag runs` and to tell an unknown run id. */
+const runIndex = restate.object({
+  name: RUN_INDEX,
+  handlers: {
+    add: (ctx: restate.ObjectContext, entry: RunIndexEntry): Promise<void> => {
+      ctx.set(`run.${entry.run_id}`, entry);
+      return Promise.resolve();
+    },
+    list: restate.handlers.object.shared(
+      { journalRetention: 0 },
+      async (ctx: restate.ObjectSharedContext): Promise<RunIndexEntry[]> => {
+        const entries: RunIndexEntry[] = [];
+        for (const key of await ctx.stateKeys()) {
+          const entry = key.startsWith('run.') ? await ctx.get<RunIndexEntry>(key) : null;
+          if (entry !== null) entries.push(entry);
+        }
+        return entries;
+      },
+    ),
+    get: restate.handlers.object.shared(
+      { journalRetention: 0 },
+      async (ctx: restate.ObjectSharedContext, runId: string): Promise<RunIndexEntry | null> =>
+        ctx.get<RunIndexEntry>(`run.${runId}`),
+    ),
+  },
+});
+
+export function durableServices(worker: WorkerContext) {
+  const outputs = restate.service({
+    name: OUTPUT_SERVICE,
+    handlers: {
+      read: restate.handlers.handler(
+        { journalRetention: 0 },
+        (_ctx: restate.Context, request: { output: JournaledOutput; from: number }): Promise<OutputPiece> =>
+          Promise.resolve().then(() => {
+            if (!isOutputRef(request.output)) throw new restate.TerminalError('not a stored output');
+            let text: string;
+            try {
+              text = readOutputText(request.output, worker.storeDir);
+            } catch (error) {
+              throw new restate.TerminalError((error as Error).message);
+            }
+            const from = Math.max(0, Math.trunc(request.from));
+            return { text: text.slice(from, from + PIECE_CHARS), rest: Math.max(0, text.length - from - PIECE_CHARS) };
+          }),
+      ),
+    },
+  });
+
+  const runWorkflow = restate.workflow({
+    name: RUN_WORKFLOW,
+    handlers: {
+      run: async (ctx: restate.WorkflowContext, request: RunRequest): Promise<RunReport> =>
+        runDag(ctx, request, worker),
+      events: restate.handlers.workflow.shared(
+        { journalRetention: 0 },
+        async (ctx: restate.WorkflowSharedContext, cursor: { from: number }): Promise<EventsPage> => {
+          const progress = (await ctx.get<RunProgress>('progress')) ?? undefined;
+          if (progress === undefined) return { events: [], next: 0, progress };
+          const from = Math.max(0, Math.trunc(cursor?.from ?? 0));
+          const to = Math.min(progress.batches, from + PAGE_BATCHES);
+          // One read at a time: the SDK awaits one state read of a lazy-state handler at once.
+          const events: RunEvent[] = [];
+          for (let batch = from; batch < to; batch++)
+            events.push(...((await ctx.get<RunEvent[]>(batchKey(batch))) ?? []));
+          return { events, next: Math.max(from, to), progress };
+        },
+      ),
+    },
+    options: {
+      // The run handler never reads its state, and `events` reads a few batches: neither needs it all sent eagerly.
+      enableLazyState: true,
+      // A task may hold its step for its whole timeout_ms; the engine must not abort the invocation meanwhile.
+      inactivityTimeout: { minutes: 10 },
+      abortTimeout: { hours: 1 },
+    },
+  });
+  return [runWorkflow, runControl, runIndex, outputs];
+}
+
+/** The run: the machine driven by the journal's events, its commands carried out as durable steps. */
+async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker: WorkerContext): Promise<RunReport> {
+  const runId = ctx.key;
+  const analysis = analyzeDag(request.dag, { keepValue: true });
+  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
+  if (errors.length > 0) {
+    throw new restate.TerminalError(
+      `the DAG has ${errors.length} error(s): ${errors.map((error) => `${error.code}: ${error.message}`).join('; ')}`,
+    );
+  }
+  const model = analysis.model;
+  const plainTasks = (analysis.value as { tasks: Record<string, unknown>[] }).tasks;
+  // Fixed by the journal: the wire task ids a replay sends are those the first attempt sent.
+  const runTag = ctx.rand.uuidv4();
+  const wireTaskId = (task: number): string => `${model.tasks[task]!.id!}-${runTag}`;
+  const startedAt = await ctx.date.toJSON();
+
+  const commands: MachineCommand[] = [];
+  const machine = new RunMachine(
+    model,
+    { policy: request.policy, maxConcurrency: request.maxConcurrency },
+    recordCommands(commands),
+  );
+  const outputs: (JournaledOutput | undefined)[] = new Array<JournaledOutput | undefined>(machine.size);
+  const inFlight = new Map<number, { readonly step: RestatePromise<Finished>; readonly abort: AbortController }>();
+  /** Steps of tasks the run no longer wants: they end quickly (aborted), and the run waits for them before it ends. */
+  const abandoned: RestatePromise<Finished>[] = [];
+  const log = new EventLog(ctx, runId, machine.size);
+
+  let mailbox = armMailbox(ctx, runId);
+  log.add(
+    {
+      type: 'run-started',
+      dag_id: model.dagId ?? '',
+      policy: machine.policy,
+      tasks: model.tasks.map((task) => task.id!),
+    },
+    startedAt,
+  );
+  const reused: number[] = [];
+  for (const [taskId, output] of Object.entries(request.reuse ?? {})) {
+    const task = machine.taskOf(taskId);
+    if (task === undefined) continue;
+    outputs[task] = output;
+    reused.push(task);
+  }
+  machine.start(startedAt, reused);
+
+  const launch = (task: number, at: string): void => {
+    const declaration = model.tasks[task]!;
+    const plain = plainTasks[task]!;
+    const input = resolveInput(declaration, plain.input, (taskId) =>
+      outputOf(outputs[machine.taskOf(taskId)!]!, worker.storeDir),
+    );
+    if (!input.ok) {
+      machine.failed(task, input.error, at);
+      return;
+    }
+    const candidates: readonly ProviderConfig[] = worker.pool.candidates(declaration.capability!);
+    if (candidates[0] !== undefined) machine.providerChosen(task, candidates[0].id);
+    log.add(
+      {
+        type: 'task-state',
+        task_id: declaration.id!,
+        state: 'running',
+        ...(candidates[0] === undefined ? {} : { provider_id: candidates[0].id }),
+      },
+      at,
+    );
+    const abort = new AbortController();
+    const step = ctx
+      .run(`task ${declaration.id!}`, () =>
+        runTaskStep(
+          {
+            runId,
+            wireTaskId: wireTaskId(task),
+            capability: declaration.capability!,
+            plain,
+            input: input.input,
+            maxPriceCu: declaration.maxPriceCu,
+            candidates,
+          },
+          {
+            pool: worker.pool,
+            storeDir: worker.storeDir,
+            journalLimitBytes: worker.journalLimitBytes,
+            signal: abort.signal,
+          },
+        ),
+      )
+      .map((outcome) => ({ task, outcome: outcome! }));
+    inFlight.set(task, { step, abort });
+  };
+
+  /** Carries out the commands the last event made, and the events they lead to (a launch whose input fails). */
+  const carryOut = (at: string): boolean => {
+    let finished = false;
+    for (let next = commands.shift(); next !== undefined; next = commands.shift()) {
+      if (next.type === 'launch') launch(next.task, at);
+      else if (next.type === 'finished') finished = true;
+      else {
+        const running = inFlight.get(next.task);
+        if (running !== undefined) {
+          running.abort.abort(next.error?.message ?? 'cancelled');
+          inFlight.delete(next.task);
+          abandoned.push(running.step);
+        }
+        log.settled(model.tasks[next.task]!.id!, next.state, next.error, at);
+      }
+    }
+    return finished;
+  };
+
+  let finished = carryOut(startedAt);
+  log.flush('running');
+  // Events reach the log in batches: at FLUSH_EVENTS of them, or when a durable timer armed with the first of a batch
+  // fires (journaled like the steps, so a replay flushes at the same points). A state write per event would cost more
+  // journal entries than the steps themselves.
+  let flushTimer: RestatePromise<{ readonly flush: true }> | undefined;
+  while (!finished) {
+    if (log.size >= FLUSH_EVENTS) {
+      log.flush('running');
+    } else if (log.size > 0 && flushTimer === undefined) {
+      flushTimer = ctx.sleep(FLUSH_MS).map(() => ({ flush: true }) as const);
+    }
+    const woken: Woken = await restate.RestatePromise.race([
+      ...Array.from(inFlight.values(), (entry) => entry.step),
+      mailbox.requests,
+      ...(flushTimer === undefined ? [] : [flushTimer]),
+    ]);
+    let at: string;
+    if ('flush' in woken) {
+      flushTimer = undefined;
+      log.flush('running');
+      continue;
+    }
+    if ('control' in woken) {
+      at = woken.control[woken.control.length - 1]?.at ?? startedAt;
+      for (const control of woken.control) {
+        const task = control.task === undefined ? undefined : machine.taskOf(control.task);
+        if (control.task === undefined) machine.cancelRun(control.reason, control.at);
+        else if (task !== undefined) machine.cancelTask(task, control.reason, control.at);
+      }
+      mailbox = armMailbox(ctx, runId);
+    } else {
+      const { task, outcome } = woken;
+      inFlight.delete(task);
+      at = outcome.at;
+      if (outcome.providerId !== undefined) machine.providerChosen(task, outcome.providerId);
+      if (outcome.ok) {
+        outputs[task] = outcome.output;
+        log.add(
+          {
+            type: 'cost',
+            task_id: model.tasks[task]!.id!,
+            cost_cu: outcome.costCu,
+            tokens_used: outcome.tokensUsed,
+            ...(model.tasks[task]!.maxPriceCu === undefined ? {} : { max_price_cu: model.tasks[task]!.maxPriceCu }),
+            violation: outcome.violations.some((violation) => violation.startsWith('cost_cu')),
+          },
+          at,
+        );
+        machine.completed(task, at, outcome);
+      } else machine.failed(task, outcome.error, at);
+    }
+    finished = carryOut(at);
+  }
+  // Aborted steps end at once; their outcomes change nothing, but the invocation may not end with steps open.
+  if (abandoned.length > 0) await restate.RestatePromise.allSettled(abandoned);
+  ctx.objectSendClient(runControl, runId).close();
+  const finishedAt = await ctx.date.toJSON();
+  const report = machine.report({
+    runId,
+    finishedAt,
+    outputOf: (task) => outputs[task] as RunReport['result'][string] | undefined,
+    wireTaskId,
+    streamedEdges: [],
+  });
+  // The log says the run ended and how; the report itself, outputs and all, is the workflow's result.
+  log.add({ type: 'run-finished', report: { ...report, tasks: [], result: {} } }, finishedAt);
+  log.flush(report.status);
+  return report;
+}
+
+/** A fresh awakeable for the next batch of cancels, handed to the run's mailbox. */
+function armMailbox(ctx: restate.WorkflowContext, runId: string): Mailbox {
+  const awakeable = ctx.awakeable<ControlRequest[]>();
+  ctx.objectSendClient(runControl, runId).arm(awakeable.id);
+  return { requests: awakeable.promise.map((control) => ({ control: control ?? [] })) };
+}
+
+/** The run's append-only event log in the workflow's state: one key per batch of events, and the progress. */
+class EventLog {
+  private pending: RunEvent[] = [];
+  private batches = 0;
+  private done = 0;
+  private costCu = 0;
+
+  constructor(
+    private readonly ctx: restate.WorkflowContext,
+    private readonly runId: string,
+    private readonly total: number,
+  ) {}
+
+  /** Events not in the log yet. */
+  get size(): number {
+    return this.pending.length;
+  }
+
+  add(body: DistributiveOmit<RunEvent, 'run_id' | 'at'>, at: string): void {
+    if (body.type === 'cost') this.costCu += body.cost_cu;
+    this.pending.push({ ...body, run_id: this.runId, at });
+  }
+
+  settled(taskId: string, state: TaskState, error: TaskError | undefined, at: string): void {
+    this.done++;
+    this.add({ type: 'task-state', task_id: taskId, state, ...(error === undefined ? {} : { error }) }, at);
+  }
+
+  flush(status: RunProgress['status']): void {
+    if (this.pending.length === 0 && status === 'running') return;
+    if (this.pending.length > 0) this.ctx.set(batchKey(this.batches++), this.pending);
+    this.pending = [];
+    const progress: RunProgress = {
+      status,
+      done: this.done,
+      total: this.total,
+      cost_cu: this.costCu,
+      batches: this.batches,
+    };
+    this.ctx.set('progress', progress);
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
