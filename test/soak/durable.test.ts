@@ -15,7 +15,7 @@ import {
   assertDiamondOnce,
   cli,
   kill,
-  partitionsLed,
+  partitionLeader,
   scratchFolder,
   startCluster,
   startWorker,
@@ -49,9 +49,7 @@ describe('a 3-node cluster', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.equal(submitted.code, 0, submitted.stderr);
     const runId = submitted.stdout.trim();
     await provider.waitFor('executions', 3);
-    const led = await Promise.all(nodes.map(partitionsLed));
-    const leader = led.indexOf(1);
-    assert.ok(leader >= 0, `no node leads the partition: ${led.join(', ')}`);
+    const leader = await partitionLeader(nodes);
     await kill(nodes[leader]!.child);
     await provider.release();
     const survivor = nodes[(leader + 1) % nodes.length]!;

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 import { type EngineProcess, type EnginePorts, startEngineProcess } from '../../server/src/run/durable/engineProcess';
 import type { RunReport } from '../../server/src/run/types';
@@ -108,9 +109,22 @@ export async function startCluster(dir: string, size: number): Promise<EnginePro
 }
 
 /** The partitions node `engine` leads now, from its metrics. */
-export async function partitionsLed(engine: EngineProcess): Promise<number> {
+async function partitionsLed(engine: EngineProcess): Promise<number> {
   const metrics = await (await fetch(`http://127.0.0.1:${engine.ports.node}/metrics`)).text();
   return Number(/^restate_num_active_partition_leaders\{[^}]*\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
+}
+
+/**
+ * The index of the node leading the one partition. The nodes' metrics are sampled, not pushed: a partition led for
+ * a moment may not show yet, so they are read again (every 100 ms, for up to 15 s) until one node shows it.
+ */
+export async function partitionLeader(nodes: readonly EngineProcess[]): Promise<number> {
+  let led: number[] = [];
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; await delay(100)) {
+    led = await Promise.all(nodes.map(partitionsLed));
+    if (led.includes(1)) return led.indexOf(1);
+  }
+  throw new Error(`no node leads the partition: ${led.join(', ')}`);
 }
 
 /** `acmp-dag worker` as its own process; resolves once it registered. */
