@@ -112,6 +112,22 @@ describe('durable runs on a Restate engine', { timeout: SUITE_TIMEOUT_MS }, () =
     assert.equal(runCounts.invokes.task_c, undefined);
   });
 
+  test('Ctrl-C detaches from a durable run: the run goes on, and attach follows it to its end', async () => {
+    const file = scratch.file('detach.acmp-dag.json', DIAMOND);
+    const earlier = Object.keys((await provider.counts()).executions).length;
+    let child: ChildProcess | undefined;
+    const running = cli(['run', file, '--engine', engine.ingress], (started) => (child = started));
+    await provider.waitFor('executions', earlier + 3);
+    child!.kill('SIGINT');
+    const detached = await running;
+    assert.equal(detached.code, 130, detached.stderr);
+    assert.match(detached.stderr, /detached; the run goes on\. Follow it again with: acmp-dag attach run-/);
+    await provider.release();
+    const attached = await cli(['attach', runIdOf(detached.stderr), '--engine', engine.ingress]);
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(attached.stdout, /completed in \d+ ms: 4 completed, 0 failed, 0 cancelled/);
+  });
+
   test('the example pipeline runs durably, is listed, and its report and events can be read again', async () => {
     const run = await cli(['run', PIPELINE, '--engine', engine.ingress]);
     assert.equal(run.code, 0, run.stderr);

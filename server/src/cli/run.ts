@@ -176,6 +176,12 @@ export async function runCommand(args: string[]): Promise<number> {
   }
 
   if (values.engine !== undefined || values.detach) {
+    // The worker's providers serve a durable run: this process starts none.
+    if (values.providers !== undefined) {
+      process.stderr.write(
+        'acmp-dag: --providers is ignored with --engine: the worker’s (acmp-dag worker --providers) serve the run\n',
+      );
+    }
     // Durable runs load their own chunk: a run in this process never loads it.
     const { runDurable } = await import('./durable.js');
     return runDurable({

@@ -5,7 +5,7 @@
 import '../run/durable/withResolvers';
 import { createEndpointHandler } from '@restatedev/restate-sdk';
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:http2';
+import { type Http2Session, createServer } from 'node:http2';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectProvider } from '../run/connect';
@@ -60,6 +60,12 @@ export async function workerCommand(args: string[]): Promise<number> {
     services: durableServices({ pool, storeDir, journalLimitBytes: journalLimit() }),
   });
   const server = createServer(handler);
+  // The engine keeps its HTTP/2 sessions open: stopping ends them, and the engine sends what was in flight again.
+  const sessions = new Set<Http2Session>();
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
   await new Promise<void>((listening, fail) => {
     server.once('error', fail);
     server.listen(port, '127.0.0.1', () => listening());
@@ -84,7 +90,10 @@ export async function workerCommand(args: string[]): Promise<number> {
     process.once('SIGTERM', stop);
   });
   server.close();
+  for (const session of sessions) session.destroy();
   await pool.closeAll();
+  // What the SDK may still hold (its timers, a session closing) must not keep a stopped worker alive.
+  setTimeout(() => process.exit(0), 1_000).unref();
   return 0;
 }
 

@@ -340,6 +340,7 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
     wireTaskId,
     streamedEdges: [],
   });
+  // The log says the run ended and how; the report itself, outputs and all, is the workflow's result.
   log.add({ type: 'run-finished', report: { ...report, tasks: [], result: {} } }, finishedAt);
   log.flush(report.status);
   return report;
