@@ -1,8 +1,8 @@
 // Durable runs over LSP (issue 17), all real: the built server over stdio, a Restate engine from node_modules on free
 // loopback ports, `acmp-dag worker`, the counting provider and the CLI. With `acmp.engine.url` set, acmp.runDag
 // submits a durable run and streams its events to the end; acmp/durableRuns lists a run the CLI submitted and
-// follows it (its events sent for the workspace's DAG file); a cancel of a task goes to the engine; an engine that
-// does not answer is said once.
+// follows it (its events sent for the workspace's DAG file); a cancel of a task goes to the engine; a restarted
+// server (a window reload) replays the runs the client did not keep; an engine that does not answer is said once.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
@@ -39,6 +39,8 @@ describe('durable runs over LSP', { timeout: SUITE_TIMEOUT_MS }, () => {
   let provider: CountingProvider;
   let worker: ChildProcess;
   let session: LspSession;
+  /** The run the CLI submitted that the second test followed to its end. */
+  let keptRunId: string;
   const batches: RunEventsParams[] = [];
   const messages: string[] = [];
   const waiters: { accept: (params: RunEventsParams) => boolean; resolve: () => void }[] = [];
@@ -144,6 +146,7 @@ describe('durable runs over LSP', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.equal(entry.uri, uri);
     await releaseAfter(from, 3);
     await ended;
+    keptRunId = runId;
     const events = eventsOf(runId);
     assert.equal(events[0]!.event.type, 'run-started');
     const last = events.at(-1)!.event;
@@ -171,6 +174,37 @@ describe('durable runs over LSP', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.ok(last.type === 'run-finished');
     const states = Object.fromEntries(last.report.tasks.map((task) => [task.task_id, task.state]));
     assert.deepEqual(states, { task_a: 'completed', task_b: 'cancelled', task_c: 'cancelled', task_x: 'completed' });
+  });
+
+  test('a restarted server lists the runs again: a run the client kept is not replayed, a running one is from its start', async () => {
+    const from = await executions();
+    const { runId } = await submitFromCli('cli-restart.acmp-dag.json', { ...DIAMOND, dag_id: 'dag_cli_restart' });
+    await eventSeen(runId, (e) => e.type === 'task-state' && e.task_id === 'task_b' && e.state === 'running');
+    // What a window reload does: a new server, asked by a client that kept the end of the run it had finished.
+    const restarted = await startLspSession({ engine: { url: engine.ingress } }, { workspaceFolder: scratch.path });
+    try {
+      const replayed: RunEvent[] = [];
+      const ended = new Promise<void>((resolveEnded) =>
+        restarted.connection.onNotification(RUN_EVENTS_NOTIFICATION, (params: RunEventsParams) => {
+          replayed.push(...params.events);
+          if (params.events.some((event) => event.run_id === runId && event.type === 'run-finished')) resolveEnded();
+        }),
+      );
+      const listed = await restarted.connection.sendRequest<DurableRunsResult>(DURABLE_RUNS_REQUEST, {
+        known: [keptRunId],
+      } satisfies DurableRunsParams);
+      const statuses = new Map(listed.runs.map((run) => [run.runId, run.status]));
+      assert.equal(statuses.get(keptRunId), 'completed');
+      assert.equal(statuses.get(runId), 'running');
+      await releaseAfter(from, 3);
+      await ended;
+      const ofRun = replayed.filter((event) => event.run_id === runId);
+      assert.equal(ofRun[0]!.type, 'run-started');
+      assert.ok(ofRun.some((e) => e.type === 'task-state' && e.task_id === 'task_a' && e.state === 'completed'));
+      assert.ok(!replayed.some((event) => event.run_id === keptRunId), 'the kept run is not replayed');
+    } finally {
+      await restarted.stop();
+    }
   });
 
   test('an engine that does not answer is said once, with its URL and how to start one', async () => {
