@@ -21,14 +21,17 @@ import type { FeatureContext } from './feature';
 /** Where the events of a run go: a sender for the run's document and engine (run.ts batches them). */
 export type RunEventSink = (uri: string, engine: string) => (event: RunEvent) => void;
 
-/** The ingress URL `acmp.engine.url` names, without a trailing slash; undefined when empty; throws when not a URL. */
+/** The ingress URL `acmp.engine.url` names, without a trailing slash; undefined when empty; refused when not a URL. */
 export function engineUrlOf(setting: string): string | undefined {
   if (setting === '') return undefined;
   let url: URL;
   try {
     url = new URL(setting);
   } catch {
-    throw new Error(`acmp.engine.url is not a URL: "${setting}" (the engine's ingress, e.g. http://127.0.0.1:8080)`);
+    throw new ResponseError(
+      LSPErrorCodes.RequestFailed,
+      `acmp.engine.url is not a URL: "${setting}" (the engine's ingress, e.g. http://127.0.0.1:8080)`,
+    );
   }
   return url.toString().replace(/\/$/, '');
 }
@@ -67,7 +70,8 @@ export class DurableRuns {
     } catch (error) {
       return { engine: client?.engine, runs: [], error: this.failed(error) };
     } finally {
-      this.schedule();
+      // Without an engine nothing is polled until the client asks again (it does when the setting changes).
+      if (this.client !== undefined) this.schedule();
     }
   }
 
@@ -109,7 +113,13 @@ export class DurableRuns {
     const settings = await this.context.connection.workspace
       .getConfiguration({ section: 'acmp' })
       .then(normalizeSettings, () => normalizeSettings({}));
-    const url = engineUrlOf(settings.engine.url);
+    let url: string | undefined;
+    try {
+      url = engineUrlOf(settings.engine.url);
+    } catch (error) {
+      this.client = undefined;
+      throw error;
+    }
     if (url !== this.client?.engine) {
       this.client = url === undefined ? undefined : new EngineClient(url);
       this.primed = false;
@@ -198,7 +208,7 @@ export class DurableRuns {
     } catch (error) {
       this.failed(error);
     }
-    this.schedule();
+    if (this.client !== undefined) this.schedule();
   }
 
   /** Shows a failure once (a warning, and a line in the log) until the engine answers again; returns its message. */

@@ -111,7 +111,7 @@ export interface DurableRunEntry {
 }
 
 export interface DurableRunsResult {
-  /** The engine's ingress URL, or undefined when `acmp.engine.url` is empty (and `runs` then too). */
+  /** The engine's ingress URL; absent when `acmp.engine.url` is empty or not a URL (and `runs` then empty). */
   readonly engine: string | undefined;
   /** Oldest first. */
   readonly runs: readonly DurableRunEntry[];
