@@ -41,6 +41,8 @@ export interface SemanticsCase {
     readonly peakActive?: number;
     /** Tasks that got `acmp/cancel`. */
     readonly cancelSent?: readonly string[];
+    /** How many times the providers executed a task, by task (an invoke sent again must not run it twice). */
+    readonly executions?: Readonly<Record<string, number>>;
   };
 }
 
@@ -210,6 +212,44 @@ export const SEMANTICS: readonly SemanticsCase[] = [
     },
   },
   {
+    name: 'a refusal on an open connection passes the task on too',
+    tasks: [task('opener', 'echo', text('o')), task('later', 'pricey', text('l'))],
+    edges: [edge('opener', 'later')],
+    providers: () => [
+      provider({ echo, pricey: refuse(ACMP_ERRORS.budget_exceeded, 'too dear') }, 'first'),
+      provider({ pricey: echo }, 'second'),
+    ],
+    expect: {
+      status: 'completed',
+      states: { opener: 'completed', later: 'completed' },
+      providers: { opener: 'first', later: 'second' },
+      outputs: { later: text('l') },
+    },
+  },
+  {
+    name: 'an answer lost with the connection is asked again with the same task id, on a new connection',
+    tasks: [task('opener', 'losing', text('o')), task('later', 'echo', text('l'))],
+    edges: [edge('opener', 'later')],
+    providers: () => {
+      const made: ScriptedProvider[] = [];
+      // Once the first task's answer is on its way, the next invoke's answer is lost.
+      const losing: Behaviour = async (call) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        made[0]!.dropAnswers = 1;
+        return echo(call);
+      };
+      made.push(provider({ losing, echo }));
+      return made;
+    },
+    expect: {
+      status: 'completed',
+      states: { opener: 'completed', later: 'completed' },
+      outputs: { later: text('l') },
+      invokeOrder: ['opener', 'later', 'later'],
+      executions: { later: 1 },
+    },
+  },
+  {
     name: 'any other error of a provider fails the task without trying the next',
     tasks: [task('broken', 'fail', text('x'))],
     providers: () => [provider({ fail: failing }, 'first'), provider({ fail: echo }, 'second')],
@@ -252,6 +292,16 @@ export async function runCase(driver: RunDriver, row: SemanticsCase): Promise<Ru
   if (expect.invokeOrder !== undefined) assert.deepEqual(received(METHODS.invoke), expect.invokeOrder);
   if (expect.peakActive !== undefined) {
     assert.equal(Math.max(...providers.map((scripted) => scripted.peakActive)), expect.peakActive);
+  }
+  for (const [id, count] of Object.entries(expect.executions ?? {})) {
+    const executed = providers.flatMap((scripted) =>
+      [...scripted.executions].filter(([wireId]) => wireOf(wireId) === id),
+    );
+    assert.equal(
+      executed.reduce((sum, [, times]) => sum + times, 0),
+      count,
+      `${id}'s executions`,
+    );
   }
   if (expect.cancelSent !== undefined) assert.deepEqual(received(METHODS.cancel).sort(), [...expect.cancelSent].sort());
   return report;

@@ -5,6 +5,7 @@ import { analyzeDag } from '../../server/src/dag/analyze';
 import {
   type CompletionFacts,
   type MachineCommand,
+  type MachineEvent,
   type MachineOptions,
   REUSED,
   RunMachine,
@@ -169,9 +170,9 @@ test('reused tasks complete at start without a launch; the report takes facts an
   assert.deepEqual(report.totals, { cost_cu: 0.5, tokens_used: 3 });
 });
 
-test('replaying the same events makes the same commands', () => {
-  const play = () => {
-    const { machine, t, commands } = machineOf(
+test('replaying the same events, as calls or as data, makes the same commands and the same report', () => {
+  const made = () =>
+    machineOf(
       ['a', 'b', 'c', 'd'],
       [
         ['a', 'c'],
@@ -180,14 +181,35 @@ test('replaying the same events makes the same commands', () => {
       ],
       { maxConcurrency: 1, policy: 'best-effort' },
     );
-    machine.start('T0');
-    machine.completed(t('a'), 'T1', FACTS);
-    machine.cancelTask(t('d'), 'no', 'T2');
-    machine.completed(t('b'), 'T3', FACTS);
-    machine.failed(t('c'), BROKEN, 'T4');
-    return commands;
-  };
-  const first = play();
-  assert.deepEqual(play(), first);
-  assert.equal(first[first.length - 1]!.type, 'finished');
+  const direct = made();
+  const { machine, t } = direct;
+  machine.start('T0');
+  machine.providerChosen(t('a'), 'p');
+  machine.completed(t('a'), 'T1', FACTS);
+  machine.cancelTask(t('d'), 'no', 'T2');
+  machine.completed(t('b'), 'T3', FACTS);
+  machine.failed(t('c'), BROKEN, 'T4');
+  const events: MachineEvent[] = [
+    { type: 'start', at: 'T0', reused: [] },
+    { type: 'provider-chosen', task: t('a'), providerId: 'p' },
+    { type: 'completed', task: t('a'), at: 'T1', facts: FACTS },
+    { type: 'cancel-task', task: t('d'), reason: 'no', at: 'T2' },
+    { type: 'completed', task: t('b'), at: 'T3', facts: FACTS },
+    { type: 'failed', task: t('c'), error: BROKEN, at: 'T4' },
+  ];
+  const report = (run: ReturnType<typeof made>) =>
+    run.machine.report({
+      runId: 'r',
+      finishedAt: 'T5',
+      outputOf: () => undefined,
+      wireTaskId: () => 'w',
+      streamedEdges: [],
+    });
+  for (const replayed of [made(), made()]) {
+    for (const event of events) replayed.machine.apply(event);
+    assert.deepEqual(replayed.commands, direct.commands);
+    assert.deepEqual(report(replayed), report(direct));
+  }
+  assert.equal(direct.commands[direct.commands.length - 1]!.type, 'finished');
+  assert.equal(report(direct).status, 'failed');
 });

@@ -1,6 +1,7 @@
-// The DAG executor (design.md §5-§7, Layer 2 §2-§5): the buyer-side orchestrator that walks a validated DAG and
-// sends one Layer 1 `acmp/invoke` per task, with cancellation propagation, failure policies, deadlines, heartbeat
-// liveness, transport retries, routing fallback, streaming edges and proof checks. The transports come in through
+// The DAG executor (design.md §5-§7, Layer 2 §2-§5): the in-memory driver of the run machine (machine.ts), the
+// buyer-side orchestrator that sends one Layer 1 `acmp/invoke` per task the machine launches. The machine decides what
+// runs and what a failure or a cancel ends; this carries it out, with the per-invoke mechanics: routing fallback,
+// transport retries, deadlines, heartbeat liveness, streaming edges and proof checks. The transports come in through
 // the Connector, so the language server, the CLI and the tests drive the same code.
 import { randomUUID } from 'node:crypto';
 import type { DagAnalysis } from '../dag/analyze';
@@ -170,6 +171,8 @@ class Run implements MachineCommands {
   /** Whether anyone listens to events: without a listener, none is made. */
   private readonly listening: boolean;
   readonly outputs: OutputStore;
+  /** An upstream output for an input, by task id (one function for every task's input, not a closure each). */
+  private readonly readOutput = (taskId: string): TaskOutput => this.outputs.read(taskId);
 
   constructor(
     private readonly model: DagModel,
@@ -451,7 +454,7 @@ class Run implements MachineCommands {
   /** The input of `task`'s literal form or source, made once. */
   private literalInput(task: TaskRun): InputResolution {
     if (task.input === undefined) {
-      task.input = resolveInput(task.declaration, task.plain.input, (taskId) => this.outputs.read(taskId));
+      task.input = resolveInput(task.declaration, task.plain.input, this.readOutput);
       this.doneReading(task.index);
     }
     return task.input;

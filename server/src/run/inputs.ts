@@ -24,6 +24,9 @@ export function resolveInput(
   outputOf: (taskId: string) => TaskOutput,
 ): InputResolution {
   if (task.inputForm !== 'reference') return { ok: true, input: literal as TaskOutput };
+  // The most common reference, the whole output of one task, without the list of values the others gather.
+  if (task.sourceForm === 'single' && task.field === undefined)
+    return { ok: true, input: outputOf(task.referencedId(0)) };
   let segments: readonly FieldPathSegment[] | undefined;
   if (task.field !== undefined) {
     const parsed = parseFieldPath(task.field);

@@ -19,7 +19,8 @@
 //   except `launch`, which may report at once that the task failed (e.g. its input does not resolve).
 // - Replay: a new machine fed the same events in the same order issues the same commands in the same order; it holds
 //   no outputs (the driver resolves inputs from where it keeps them, and `report` asks for them), so replaying is
-//   cheap whatever the outputs' sizes. `recordCommands` turns the commands into a list, for drivers that journal them.
+//   cheap whatever the outputs' sizes. `MachineEvent` and `apply` give the events as data, `recordCommands` the
+//   commands as a list, for drivers that journal them.
 import type { DagModel } from '../dag/model';
 import { takesWholeOutput } from './inputs';
 import type { ProofStatus } from './proof';
@@ -83,6 +84,16 @@ export type MachineCommand =
       readonly wasRunning: boolean;
     }
   | { readonly type: 'finished' };
+
+/** An event as data, for drivers that journal the events and rebuild the machine by replaying them (`apply`). */
+export type MachineEvent =
+  | { readonly type: 'start'; readonly at: string; readonly reused: readonly number[] }
+  | { readonly type: 'provider-chosen'; readonly task: number; readonly providerId: string }
+  | { readonly type: 'completed'; readonly task: number; readonly at: string; readonly facts: CompletionFacts }
+  | { readonly type: 'failed'; readonly task: number; readonly error: TaskError; readonly at: string }
+  | { readonly type: 'cancel-task'; readonly task: number; readonly reason: string; readonly at: string }
+  | { readonly type: 'cancel-run'; readonly reason: string; readonly at: string }
+  | { readonly type: 'stream-live'; readonly task: number; readonly at: string };
 
 /** MachineCommands that append to `into`, for drivers (and tests) that want the commands as a list. */
 export function recordCommands(into: MachineCommand[]): MachineCommands {
@@ -308,6 +319,26 @@ export class RunMachine {
     this.release(target);
     this.advance(at);
     return true;
+  }
+
+  /** Feeds one event given as data (MachineEvent) to its method. */
+  apply(event: MachineEvent): void {
+    switch (event.type) {
+      case 'start':
+        return this.start(event.at, event.reused);
+      case 'provider-chosen':
+        return this.providerChosen(event.task, event.providerId);
+      case 'completed':
+        return void this.completed(event.task, event.at, event.facts);
+      case 'failed':
+        return void this.failed(event.task, event.error, event.at);
+      case 'cancel-task':
+        return this.cancelTask(event.task, event.reason, event.at);
+      case 'cancel-run':
+        return this.cancelRun(event.reason, event.at);
+      case 'stream-live':
+        return void this.streamLive(event.task, event.at);
+    }
   }
 
   /** The run report (design.md §7), once `finished` was called. */

@@ -41,6 +41,8 @@ export const storedFile = (value: object): JsonFileRef | undefined =>
 
 /** Characters of a value as compact JSON, roughly (strings count their UTF-16 length), counted up to `cap` and past. */
 export function jsonSizeWithin(value: unknown, cap: number): number {
+  const flat = flatObjectSize(value);
+  if (flat >= 0) return flat;
   let size = 0;
   const pending: unknown[] = [value];
   while (pending.length > 0 && size <= cap) {
@@ -58,6 +60,23 @@ export function jsonSizeWithin(value: unknown, cap: number): number {
         pending.push((next as Record<string, unknown>)[key]);
       }
     }
+  }
+  return size;
+}
+
+/**
+ * jsonSizeWithin's count for an object whose members are all strings or other primitives (most outputs: `{type, data}`
+ * with a text), without its list of values to visit; -1 for anything else.
+ */
+function flatObjectSize(value: unknown): number {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return -1;
+  let size = 1;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const member: unknown = (value as Record<string, unknown>)[key];
+    if (typeof member === 'string') size += key.length + 6 + member.length;
+    else if (member === null || typeof member !== 'object') size += key.length + 9;
+    else return -1;
   }
   return size;
 }

@@ -126,6 +126,9 @@ function wordsOf(input: TaskOutput): number {
   return words;
 }
 
+/** Takes a rejection that no one else may await (one function for all of them, not a closure each). */
+const IGNORED = (): void => undefined;
+
 /** One execution of a task_id. It settles once; a repeated invoke joins it (Layer 1 §3.1.1). */
 class Execution {
   readonly result: Promise<InvokeResult>;
@@ -152,7 +155,7 @@ class Execution {
       this.reject = reject;
     });
     // The invoker awaits the same promise; this only keeps a rejection that no one awaits from going unhandled.
-    this.result.catch(() => undefined);
+    this.result.catch(IGNORED);
   }
 
   /** Echo with both streams on passes each input chunk on as an output chunk as it arrives. */
@@ -389,6 +392,8 @@ export class BuiltinProvider {
 
   /** Keeps the last `remembered` settled executions (a queue: a Set's oldest entry is slow to reach). */
   private forgetOldest(settledId: string): void {
+    // In process none is remembered: the queue would take each id only to drop it at once.
+    if (this.remembered === 0) return void this.executions.delete(settledId);
     this.settledIds.push(settledId);
     if (this.settledIds.length - this.forgotten <= this.remembered) return;
     this.executions.delete(this.settledIds[this.forgotten++] as string);
