@@ -10,6 +10,7 @@ import {
 import { RunCodeLensProvider } from './codeLens';
 import { registerCommands } from './commands';
 import { RunDecorations } from './decorations';
+import { followDurableRuns } from './durableRuns';
 import { registerGraphView } from './graphView';
 import { createLanguageClient } from './languageClient';
 import { RunLog } from './runLog';
@@ -37,7 +38,7 @@ export async function activate(context: ExtensionContext): Promise<AcmpApi> {
   const log = new RunLog();
   const codeLenses = new RunCodeLensProvider();
   const runEvent = (params: RunEventParams): void => {
-    runs.apply(params.uri, params.event);
+    runs.apply(params.uri, params.event, params.engine);
     log.event(params);
   };
   context.subscriptions.push(
@@ -45,9 +46,10 @@ export async function activate(context: ExtensionContext): Promise<AcmpApi> {
     runs,
     log,
     client.onNotification(RUN_EVENT_NOTIFICATION, runEvent),
-    client.onNotification(RUN_EVENTS_NOTIFICATION, ({ uri, events }: RunEventsParams) => {
-      for (const event of events) runEvent({ uri, event });
+    client.onNotification(RUN_EVENTS_NOTIFICATION, ({ uri, events, engine }: RunEventsParams) => {
+      for (const event of events) runEvent({ uri, event, ...(engine !== undefined && { engine }) });
     }),
+    ...followDurableRuns(client, runs),
     ...createRunTree(runs),
     ...createRunStatusBarItem(runs),
     new RunDecorations(runs),

@@ -51,9 +51,9 @@ export function taskDetails(task: TaskSnapshot): string[] {
   ].filter((line) => line !== '');
 }
 
-/** `completed · 14:03:22`: beside a run's dag_id in the tree. */
+/** `completed · 14:03:22`, `durable · running · 14:03:22`: beside a run's dag_id in the tree. */
 export const runDescription = (run: RunSnapshot): string =>
-  joined([run.status, new Date(run.startedAt).toLocaleTimeString()]);
+  joined([run.engine === undefined ? undefined : 'durable', run.status, new Date(run.startedAt).toLocaleTimeString()]);
 
 /** How many tasks of a run ended in each state, the non-zero ones: `1 completed, 1 failed, 2 cancelled`. */
 export function stateCounts(run: RunSnapshot): string {
@@ -75,7 +75,7 @@ export function runDetails(run: RunSnapshot): string[] {
       formatCost(run.costCu),
     ]),
     stateCounts(run),
-    `run ${run.runId}`,
+    run.engine === undefined ? `run ${run.runId}` : `durable run ${run.runId} on ${run.engine}`,
   ];
 }
 

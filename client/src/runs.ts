@@ -46,6 +46,8 @@ export interface RunSnapshot {
   readonly tokensUsed?: number;
   readonly resultTaskIds?: readonly string[];
   readonly streamedEdges?: RunReport['streamed_edges'];
+  /** A durable run: the ingress URL of the Restate engine that runs it (the language server follows it there). */
+  readonly engine?: string;
 }
 
 /** What a progress display needs of a running run (without a copy of its tasks). */
@@ -190,12 +192,13 @@ export class RunsModel implements Disposable {
 
   /**
    * A run whose request failed without a report: refused before it started, or lost with the language server. A lost
-   * run ends as failed, and its unfinished tasks as cancelled: nothing runs them any more.
+   * run ends as failed, and its unfinished tasks as cancelled: nothing runs them any more. A durable run goes on on
+   * its engine: the language server follows it again when it is back.
    */
   abandon(runId: string, at: string): void {
     this.capabilities.delete(runId);
     const run = this.records.find((record) => record.runId === runId);
-    if (run?.status !== 'running') return;
+    if (run?.status !== 'running' || run.engine !== undefined) return;
     run.status = 'failed';
     run.finishedAt = at;
     for (const task of run.tasks.values()) {
@@ -208,10 +211,13 @@ export class RunsModel implements Disposable {
     this.persistSoon();
   }
 
-  apply(uri: string, event: RunEvent): void {
+  /** Applies a run's event; `engine`: the run is a durable run on that engine. */
+  apply(uri: string, event: RunEvent, engine?: string): void {
     if (event.type === 'run-started') {
       const capabilities = this.capabilities.get(event.run_id);
       this.capabilities.delete(event.run_id);
+      // A durable run's log is replayed from its start when the language server follows it again: it starts anew.
+      this.records = this.records.filter((run) => run.runId !== event.run_id);
       const tasks = event.tasks.map((taskId): [string, TaskRecord] => {
         const capability = capabilities?.get(taskId);
         return [taskId, { taskId, state: 'pending', ...(capability !== undefined && { capability }) }];
@@ -226,6 +232,7 @@ export class RunsModel implements Disposable {
         costCu: 0,
         tasks: new Map(tasks),
         finishedTasks: 0,
+        ...(engine !== undefined && { engine }),
       });
       this.records = this.records.filter((run, index) => index < MAX_RUNS || run.status === 'running');
       this.pending.listChanged = true;
@@ -289,6 +296,11 @@ export class RunsModel implements Disposable {
     }
     this.endedNow(run);
     this.persistSoon();
+  }
+
+  /** The durable runs whose end the model knows: the language server need not replay them. */
+  finishedDurableRuns(): string[] {
+    return this.records.filter((run) => run.engine !== undefined && run.status !== 'running').map((run) => run.runId);
   }
 
   /** Forgets a finished run. */

@@ -11,6 +11,8 @@ const suiteDir = join(root, 'out', 'e2e', 'suite');
 export const suiteFile = join(suiteDir, 'index.js');
 /** The suite for a window in Restricted Mode (test/e2e/suite/untrusted.ts). */
 export const untrustedSuiteFile = join(suiteDir, 'untrusted.js');
+/** The suite of durable runs, in a window reloaded halfway (test/e2e/suite/durable.ts). */
+export const durableSuiteFile = join(suiteDir, 'durable.js');
 /** The extension-host side of `npm run bench:ui` (test/bench/uiHost.ts). */
 export const benchUiHostFile = join(suiteDir, 'bench-ui.js');
 
@@ -32,6 +34,7 @@ export async function buildExtensionAndSuite(): Promise<void> {
     entryPoints: {
       index: join(root, 'test', 'e2e', 'suite', 'index.ts'),
       untrusted: join(root, 'test', 'e2e', 'suite', 'untrusted.ts'),
+      durable: join(root, 'test', 'e2e', 'suite', 'durable.ts'),
       'bench-ui': join(root, 'test', 'bench', 'uiHost.ts'),
     },
     outdir: suiteDir,

@@ -71,6 +71,13 @@ export function ensureCodeServer(): string {
   return entry;
 }
 
+export interface PreparedWindow {
+  readonly folder: string;
+  readonly env?: Record<string, string>;
+  readonly answers?: Readonly<Record<string, (argument: unknown) => unknown>>;
+  readonly stop?: () => Promise<void>;
+}
+
 /** One window: which extension-host entry runs, on which folder, trusted or not. */
 export interface WindowOptions {
   /** Names the scratch folder and the messages. */
@@ -81,8 +88,11 @@ export interface WindowOptions {
   readonly trusted: boolean;
   /** The window's entry must finish within this, window start-up included. */
   readonly deadlineMs: number;
-  /** The folder the window opens and the extension host's extra environment, made in the window's `scratch`. */
-  prepare(scratch: string): { folder: string; env?: Record<string, string> };
+  /**
+   * The folder the window opens and the extension host's extra environment, made in the window's `scratch`; with
+   * processes the window needs, the answers that drive them and how to stop them (after the window closed).
+   */
+  prepare(scratch: string): PreparedWindow | Promise<PreparedWindow>;
   /** Answers for requests of the entry beyond the ones every window answers (screenshot, probe). */
   readonly answers?: (page: Page) => Readonly<Record<string, (argument: unknown) => unknown>>;
 }
@@ -246,12 +256,14 @@ export async function runWindow(entry: string, options: WindowOptions): Promise<
       JSON.stringify({ 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never' }),
     );
   }
-  const { folder, env = {} } = options.prepare(scratch);
   const answersDir = join(scratch, 'answers');
-  const port = await freePort();
+  let prepared: PreparedWindow | undefined;
   let server: ChildProcess | undefined;
   let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
   try {
+    prepared = await options.prepare(scratch);
+    const { folder, env = {} } = prepared;
+    const port = await freePort();
     server = await startCodeServer(entry, port, scratch, {
       trusted: options.trusted,
       env: { ...env, ACMP_E2E_ANSWERS: answersDir },
@@ -272,7 +284,7 @@ export async function runWindow(entry: string, options: WindowOptions): Promise<
       ],
     });
     const page = browser.pages()[0] ?? (await browser.newPage());
-    const answers = { ...windowAnswers(page), ...options.answers?.(page) };
+    const answers = { ...windowAnswers(page), ...options.answers?.(page), ...prepared.answers };
     const remote = (path: string): string => `vscode-remote://127.0.0.1:${port}${path}`;
     const payload = [
       ['extensionDevelopmentPath', remote(root)],
@@ -314,6 +326,7 @@ export async function runWindow(entry: string, options: WindowOptions): Promise<
   } finally {
     await browser?.close();
     if (server !== undefined) await stop(server);
+    await prepared?.stop?.();
     rmSync(scratch, { recursive: true, force: true });
   }
 }

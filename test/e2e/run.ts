@@ -1,11 +1,14 @@
 // `npm run test:e2e`: the extension-host suite inside a real VS Code (code-server driven by Chromium, launcher.ts).
-// Two phases, each a fresh code-server and browser profile: the main suite in a trusted window, then a small suite
-// in a window that opens a folder in Restricted Mode (`npm run test:e2e -- untrusted` runs one phase only).
+// Three phases, each a fresh code-server and browser profile: the main suite in a trusted window, a small suite in a
+// window that opens a folder in Restricted Mode, and durable runs on a Restate engine the runner starts, across a
+// window reload (`npm run test:e2e -- untrusted` runs one phase only).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
-import { Failure, buildExtensionAndSuite, suiteFile, untrustedSuiteFile, workspace } from './build';
-import { type WindowOptions, ensureCodeServer, runWindow, screenshots } from './launcher';
+import { CountingProvider, DIAMOND, TestEngine, kill, startWorker, workerPort } from '../support/durable';
+import { DURABLE_E2E_DAGS } from './durableDags';
+import { Failure, buildExtensionAndSuite, durableSuiteFile, suiteFile, untrustedSuiteFile, workspace } from './build';
+import { type PreparedWindow, type WindowOptions, ensureCodeServer, runWindow, screenshots } from './launcher';
 
 /** Each phase's suite, window start-up included, must finish within this. */
 const SUITE_DEADLINE_MS = 5 * 60_000;
@@ -28,6 +31,53 @@ function untrustedWorkspace(scratch: string): { folder: string; env: Record<stri
   return { folder, env: { ACMP_E2E_PROVIDER_MARKER: marker } };
 }
 
+/**
+ * A folder whose settings name a Restate engine (`acmp.engine.url`) the runner starts with a worker and the counting
+ * provider (its `hold` tasks answer when the suite asks the runner to `release` them), all stopped after the window.
+ * The suite keeps what it must know across the window's reload in ACMP_E2E_DURABLE_STATE, outside the folder.
+ */
+async function durableWorkspace(scratch: string): Promise<PreparedWindow> {
+  const folder = join(scratch, 'workspace');
+  mkdirSync(join(folder, '.vscode'), { recursive: true });
+  const [engine, provider] = await Promise.all([TestEngine.start(join(scratch, 'engine')), CountingProvider.start()]);
+  const stopAll = async (): Promise<void> => {
+    await Promise.all([provider.stop(), engine.stop()]);
+  };
+  try {
+    const inScratch = {
+      file: (name: string, value: unknown): string => {
+        writeFileSync(join(scratch, name), JSON.stringify(value));
+        return join(scratch, name);
+      },
+    };
+    const providers = provider.providersFile(inScratch);
+    const worker = await startWorker(engine, { port: await workerPort(), providers, store: join(scratch, 'outputs') });
+    writeFileSync(join(folder, '.vscode', 'settings.json'), JSON.stringify({ 'acmp.engine.url': engine.ingress }));
+    // In the folder from the start: the language server's first scan knows the DAG files the runs are of.
+    for (const name of DURABLE_E2E_DAGS) {
+      writeFileSync(join(folder, `${name}.acmp-dag.json`), JSON.stringify({ ...DIAMOND, dag_id: `dag_e2e_${name}` }));
+    }
+    return {
+      folder,
+      env: { ACMP_E2E_DURABLE_STATE: join(scratch, 'durable-state.json') },
+      answers: {
+        /** Once the provider executed this many tasks in all (the held ones among them), they answer. */
+        release: async (argument) => {
+          await provider.waitFor('executions', (argument as { executions: number }).executions);
+          await provider.release();
+        },
+      },
+      stop: async () => {
+        await kill(worker);
+        await stopAll();
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
 const PHASES: readonly WindowOptions[] = [
   {
     name: 'trusted',
@@ -42,6 +92,13 @@ const PHASES: readonly WindowOptions[] = [
     trusted: false,
     deadlineMs: SUITE_DEADLINE_MS,
     prepare: untrustedWorkspace,
+  },
+  {
+    name: 'durable',
+    suite: durableSuiteFile,
+    trusted: true,
+    deadlineMs: SUITE_DEADLINE_MS,
+    prepare: durableWorkspace,
   },
 ];
 

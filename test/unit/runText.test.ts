@@ -3,7 +3,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runReport } from '../../client/src/runReport';
-import { firstFailure, refusalMessage, runDetails, runEndMessage, taskDetails } from '../../client/src/runText';
+import {
+  firstFailure,
+  refusalMessage,
+  runDescription,
+  runDetails,
+  runEndMessage,
+  taskDetails,
+} from '../../client/src/runText';
 import type { RunSnapshot, TaskSnapshot } from '../../client/src/runs';
 
 const failed: TaskSnapshot = {
@@ -83,6 +90,15 @@ test("the tooltips hold what the tree's rows leave out: capability, provider, ti
   assert.equal(totals, '3/3 tasks finished · 1.5 s · 0.0042 CU');
   assert.equal(states, '1 completed, 1 failed, 1 cancelled');
   assert.equal(id, 'run run-1');
+});
+
+test('a durable run says so beside its state, and its tooltip names the run and its engine; a local run neither', () => {
+  const local = run([completed], 'running');
+  const durable: RunSnapshot = { ...local, runId: 'run-7', engine: 'http://127.0.0.1:8080' };
+  assert.match(runDescription(durable), /^durable · running · /);
+  assert.match(runDescription(local), /^running · /);
+  assert.equal(runDetails(durable).at(-1), 'durable run run-7 on http://127.0.0.1:8080');
+  assert.equal(runDetails(local).at(-1), 'run run-1');
 });
 
 test("Show Report rebuilds the server's report: its members, in its order, the leaves' outputs as the result", () => {

@@ -1,7 +1,9 @@
 // Running DAGs through LSP (server/README.md): `workspace/executeCommand` acmp.runDag answers with the run report
 // when the run ends and sends every event meanwhile as `acmp/runEvent` (or in batches, `acmp/runEvents`, when the
-// client asks); acmp.cancelRun / acmp.cancelTask cancel.
+// client asks); acmp.cancelRun / acmp.cancelTask cancel. With `acmp.engine.url` set the run is a durable run on the
+// Restate engine, and `acmp/durableRuns` follows the engine's other runs (durableRuns.ts).
 // The executor (server/src/run/) does the work; this file only wires it to the connection.
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { type CancellationToken, ErrorCodes, LSPErrorCodes, ResponseError } from 'vscode-languageserver';
@@ -12,6 +14,8 @@ import {
   type CancelTaskArguments,
   MAX_SENT_OUTPUTS_BYTES,
   MAX_SENT_OUTPUT_BYTES,
+  DURABLE_RUNS_REQUEST,
+  type DurableRunsParams,
   RUN_COMMANDS,
   RUN_EVENTS_NOTIFICATION,
   RUN_EVENT_NOTIFICATION,
@@ -25,6 +29,7 @@ import { startRun } from '../run/executor';
 import { StoredOutput, jsonSizeWithin } from '../run/outputStore';
 import type { TaskOutput } from '../run/protocol';
 import type { DagRun, RunEvent, RunReport, TaskReport } from '../run/types';
+import { DurableRuns, engineUrlOf } from './durableRuns';
 import type { Feature, FeatureContext } from './feature';
 
 /**
@@ -109,9 +114,33 @@ function batchSender(sendBatch: (events: RunEvent[]) => void): (event: RunEvent)
   };
 }
 
+/** Sends a run's events to the client: in batches, or one notification each; `engine` marks a durable run's. */
+function eventSender(
+  context: FeatureContext,
+  uri: string,
+  batches: boolean,
+  engine: string | undefined,
+): (event: RunEvent) => void {
+  const marked = engine === undefined ? {} : { engine };
+  if (batches)
+    return batchSender((events) => {
+      const params: RunEventsParams = { uri, events, ...marked };
+      void context.connection.sendNotification(RUN_EVENTS_NOTIFICATION, params);
+    });
+  return (event) => {
+    const params: RunEventParams = { uri, event, ...marked };
+    void context.connection.sendNotification(RUN_EVENT_NOTIFICATION, params);
+  };
+}
+
+/** The report of run-finished as the client gets it (sentReport). */
+const sentEvent = (event: RunEvent): RunEvent =>
+  event.type === 'run-finished' ? { ...event, report: sentReport(event.report) } : event;
+
 async function runDag(
   context: FeatureContext,
   runs: Map<string, DagRun>,
+  durable: DurableRuns,
   argument: RunDagArguments,
   token: CancellationToken,
 ): Promise<RunReport> {
@@ -133,32 +162,40 @@ async function runDag(
     );
   }
   const settings = await context.settingsFor(argument.uri);
+  const engine = engineUrlOf(settings.engine.url);
   let sent: RunReport | undefined;
-  const send =
-    argument.eventBatches === true
-      ? batchSender((events) => {
-          const params: RunEventsParams = { uri: argument.uri, events };
-          void context.connection.sendNotification(RUN_EVENTS_NOTIFICATION, params);
+  const send = eventSender(context, argument.uri, argument.eventBatches === true, engine);
+  const onEvent = (event: RunEvent): void => {
+    if (event.type === 'run-finished') sent = sentReport(event.report);
+    send(event.type === 'run-finished' ? { ...event, report: sent! } : event);
+  };
+  const policy = argument.policy ?? settings.run.failurePolicy;
+  const maxConcurrency = argument.maxConcurrency ?? settings.run.maxConcurrency;
+  const reuse = argument.reuse === undefined ? {} : { reuse: argument.reuse };
+  const run =
+    engine === undefined
+      ? startRun(analysis, {
+          providers: settings.providers,
+          connect: createConnector({ tokens: argument.tokens ?? {} }),
+          policy,
+          maxConcurrency,
+          ...(argument.runId === undefined ? {} : { runId: argument.runId }),
+          ...reuse,
+          onEvent,
         })
-      : (event: RunEvent) => {
-          const params: RunEventParams = { uri: argument.uri, event };
-          void context.connection.sendNotification(RUN_EVENT_NOTIFICATION, params);
-        };
-  const run = startRun(analysis, {
-    providers: settings.providers,
-    connect: createConnector({ tokens: argument.tokens ?? {} }),
-    policy: argument.policy ?? settings.run.failurePolicy,
-    maxConcurrency: argument.maxConcurrency ?? settings.run.maxConcurrency,
-    ...(argument.runId === undefined ? {} : { runId: argument.runId }),
-    ...(argument.reuse === undefined ? {} : { reuse: argument.reuse }),
-    onEvent: (event) => {
-      if (event.type === 'run-finished') sent = sentReport(event.report);
-      send(event.type === 'run-finished' ? { ...event, report: sent! } : event);
-    },
-  });
+      : // The engine's workers run it with their own providers and tokens: none of the editor's are sent.
+        await durable.start(engine, analysis, {
+          runId: argument.runId ?? `run-${randomUUID()}`,
+          policy,
+          maxConcurrency,
+          ...reuse,
+          onEvent,
+        });
   runs.set(run.runId, run);
-  // A client that gives up on the request (LSP's $/cancelRequest) cancels the run.
-  const subscription = token.onCancellationRequested(() => run.cancel('the client cancelled the request'));
+  // A client that gives up on the request (LSP's $/cancelRequest) cancels the run; a durable run outlives it.
+  const subscription = token.onCancellationRequested(() => {
+    if (engine === undefined) run.cancel('the client cancelled the request');
+  });
   try {
     const report = (sent ??= sentReport(await run.done));
     // Completion reads the shape of these: the outputs sent, within the same budget.
@@ -177,21 +214,27 @@ export const runFeature: Feature = {
   capabilities: { executeCommandProvider: { commands: Object.values(RUN_COMMANDS) } },
   register(context) {
     const runs = new Map<string, DagRun>();
+    // The engine's runs go to the client as batches of events, like the runs of clients that ask for batches.
+    const durable = new DurableRuns(context, (uri, engine) => {
+      const send = eventSender(context, uri, true, engine);
+      return (event) => send(sentEvent(event));
+    });
+    context.connection.onRequest(DURABLE_RUNS_REQUEST, (params: DurableRunsParams | undefined) => durable.list(params));
     context.connection.onExecuteCommand(async ({ command, arguments: args }, token) => {
       switch (command) {
         case RUN_COMMANDS.runDag:
-          return runDag(context, runs, argumentOf<RunDagArguments>(args, ['uri']), token);
+          return runDag(context, runs, durable, argumentOf<RunDagArguments>(args, ['uri']), token);
         case RUN_COMMANDS.cancelRun: {
           const { runId, reason } = argumentOf<CancelRunArguments>(args, ['runId']);
           const run = runs.get(runId);
           run?.cancel(reason);
-          return { cancelled: run !== undefined };
+          return { cancelled: run !== undefined || (await durable.cancel(runId, undefined, reason)) };
         }
         case RUN_COMMANDS.cancelTask: {
           const { runId, taskId, reason } = argumentOf<CancelTaskArguments>(args, ['runId', 'taskId']);
           const run = runs.get(runId);
           run?.cancelTask(taskId, reason);
-          return { cancelled: run !== undefined };
+          return { cancelled: run !== undefined || (await durable.cancel(runId, taskId, reason)) };
         }
         default:
           throw invalid(`unknown command "${command}"`);

@@ -2,7 +2,7 @@
 // (server/README.md documents it): commands through `workspace/executeCommand`, progress as notifications.
 import type { GraphLayout } from '../dag/layout';
 import type { TaskOutput } from '../run/protocol';
-import type { FailurePolicy, RunEvent, RunReport } from '../run/types';
+import type { FailurePolicy, RunEvent, RunReport, RunStatus } from '../run/types';
 
 /** The outputs a report sends the client, and keeps for field-path completion: each at most, and all together. */
 export const MAX_SENT_OUTPUT_BYTES = 1024 * 1024;
@@ -56,6 +56,8 @@ export const RUN_EVENT_NOTIFICATION = 'acmp/runEvent';
 export interface RunEventParams {
   readonly uri: string;
   readonly event: RunEvent;
+  /** The run is a durable run on the Restate engine at this ingress URL (absent: the server runs it itself). */
+  readonly engine?: string;
 }
 
 /**
@@ -69,6 +71,52 @@ export const RUN_EVENTS_NOTIFICATION = 'acmp/runEvents';
 export interface RunEventsParams {
   readonly uri: string;
   readonly events: readonly RunEvent[];
+  /** As RunEventParams.engine. */
+  readonly engine?: string;
+}
+
+/**
+ * Request `acmp/durableRuns`: the runs of the engine `acmp.engine.url` names (those started from the terminal or
+ * another editor included), and from then on, while the connection lasts, the server follows them: it polls the
+ * engine's run index every DURABLE_POLL_MS and sends the events of each run it has not followed yet, from the start
+ * of the run's event log, as `acmp/runEvents` with `engine` set (one `run-started` first, `run-finished` last). A
+ * client sends it again after a restart of the server, or when the setting changed.
+ */
+export const DURABLE_RUNS_REQUEST = 'acmp/durableRuns';
+
+/** How often the server polls the engine's run index while a client follows durable runs. */
+export const DURABLE_POLL_MS = 2_000;
+
+/** Of the runs already in the index when the client asks, the newest this many are followed (older: listed only). */
+export const MAX_DURABLE_RUNS_REPLAYED = 20;
+
+export interface DurableRunsParams {
+  /** Runs whose end the client knows already (kept from an earlier session): listed, but their events not sent. */
+  readonly known?: readonly string[];
+}
+
+export interface DurableRunEntry {
+  readonly runId: string;
+  readonly dagId: string;
+  readonly submittedAt: string;
+  /** Always true: tells these apart from the server's own runs. */
+  readonly durable: true;
+  /** The workspace's DAG file of this dag_id, where the events of the run are sent; else the run's URL on the engine. */
+  readonly uri: string;
+  /** `submitted` until the workflow started. */
+  readonly status: RunStatus | 'running' | 'submitted';
+  readonly done: number;
+  readonly total: number;
+  readonly costCu: number;
+}
+
+export interface DurableRunsResult {
+  /** The engine's ingress URL; absent when `acmp.engine.url` is empty or not a URL (and `runs` then empty). */
+  readonly engine: string | undefined;
+  /** Oldest first. */
+  readonly runs: readonly DurableRunEntry[];
+  /** Why the engine could not be asked (unreachable, not a URL): shown once, the runs then empty. */
+  readonly error?: string;
 }
 
 /** The error `acmp.runDag` answers with when the DAG has errors (JSON-RPC RequestFailed, -32803). */

@@ -19,6 +19,9 @@ export type ProviderConfig = z.infer<typeof ProviderSchema>;
 /** `acmp.run.*`: how the editor runs a DAG when the run command says nothing else (design.md §3, §5). */
 export const DEFAULT_RUN_SETTINGS = { failurePolicy: 'fail-fast', maxConcurrency: 8 } as const;
 
+/** `acmp.engine.url`: the Restate ingress of durable runs (README, Durable runs); empty: runs in the language server. */
+export const DEFAULT_ENGINE_SETTINGS = { url: '' } as const;
+
 export const SettingsSchema = z.object({
   limits: z
     .object({
@@ -35,13 +38,14 @@ export const SettingsSchema = z.object({
       maxConcurrency: z.int().positive().catch(DEFAULT_RUN_SETTINGS.maxConcurrency),
     })
     .catch(DEFAULT_RUN_SETTINGS),
+  engine: z.object({ url: z.string().trim().catch(DEFAULT_ENGINE_SETTINGS.url) }).catch(DEFAULT_ENGINE_SETTINGS),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
 
 /** Settings from whatever a client sent: every missing or malformed value falls back to its default. */
 export function normalizeSettings(raw: unknown): Settings {
   const object = raw !== null && typeof raw === 'object' ? raw : {};
-  return SettingsSchema.parse({ limits: {}, run: {}, ...object });
+  return SettingsSchema.parse({ limits: {}, run: {}, engine: {}, ...object });
 }
 
 /**
