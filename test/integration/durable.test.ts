@@ -198,13 +198,20 @@ describe('acmp-dag engine start / stop', { timeout: SUITE_TIMEOUT_MS }, () => {
   const scratch = scratchFolder('acmp-engine-');
   after(() => scratch.remove());
 
-  test('starts a local server on 127.0.0.1, prints its URLs, and stops it', async () => {
+  test('starts a local server on 127.0.0.1, prints its URLs and the worker to start, and stops it', async () => {
     const started = await cli(['engine', 'start', '--dir', scratch.path]);
     assert.equal(started.code, 0, started.stderr);
     const ingress = /^ingress (\S+)$/m.exec(started.stdout)![1]!;
     const admin = /^admin +(\S+)$/m.exec(started.stdout)![1]!;
     assert.match(ingress, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal((await fetch(`${admin}/health`)).ok, true);
+    // The worker it suggests finds this engine's admin API whatever the folder (the record is only in --dir).
+    assert.match(started.stdout, new RegExp(`acmp-dag worker --engine ${ingress} --admin ${admin}`));
+    // No worker registered yet: a run is refused with what to do, not a stack.
+    const early = await cli(['run', PIPELINE, '--engine', ingress]);
+    assert.equal(early.code, 3);
+    assert.match(early.stderr, new RegExp(`no worker is registered with the engine at ${ingress}.*acmp-dag worker`));
+    assert.doesNotMatch(early.stderr, /\n\s+at /);
     const stopped = await cli(['engine', 'stop', '--dir', scratch.path]);
     assert.equal(stopped.code, 0, stopped.stderr);
     await assert.rejects(fetch(`${admin}/health`));

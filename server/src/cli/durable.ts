@@ -8,7 +8,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { RunRequest } from '../run/durable/protocol';
 import { type JournaledOutput, isOutputRef } from '../run/durable/outputStore';
 import type { FailurePolicy, RunReport } from '../run/types';
-import { EngineClient, EngineUnreachable, UnknownRun, followRun } from '../run/durable/engineClient';
+import { EngineClient, EngineRefused, EngineUnreachable, UnknownRun, followRun } from '../run/durable/engineClient';
 import { engineOption } from './engineUrl';
 import { progressPrinter, summary } from './run';
 import { UsageError } from './usage';
@@ -30,9 +30,9 @@ async function withExitCodes(command: () => Promise<number>): Promise<number> {
   try {
     return await command();
   } catch (error) {
-    if (error instanceof EngineUnreachable || error instanceof UnknownRun) {
+    if (error instanceof EngineUnreachable || error instanceof EngineRefused || error instanceof UnknownRun) {
       process.stderr.write(`acmp-dag: ${error.message}\n`);
-      return error instanceof EngineUnreachable ? 3 : 4;
+      return error instanceof UnknownRun ? 4 : 3;
     }
     throw error;
   }

@@ -65,7 +65,7 @@ async function start(dir: string, ports: Partial<EnginePorts>): Promise<number> 
   process.stdout.write(
     `Restate engine started (pid ${record.pid}, data in ${dir}, log ${engine.logFile}).\n` +
       `ingress ${record.ingress}\nadmin   ${record.admin}\n` +
-      `Next: acmp-dag worker --engine ${record.ingress}   then   acmp-dag run FILE --engine ${record.ingress}\n`,
+      `Next: acmp-dag worker --engine ${record.ingress} --admin ${record.admin}   then   acmp-dag run FILE --engine ${record.ingress}\n`,
   );
   return 0;
 }

@@ -18,6 +18,8 @@ import type { JournaledOutput } from './outputStore';
 
 /** The engine did not answer: exit code 3, with its URL and how to start one. */
 export class EngineUnreachable extends Error {}
+/** The engine answered with an error, most often because no worker registered the run's services: exit code 3. */
+export class EngineRefused extends Error {}
 /** No run of that id is known to the engine: exit code 4. */
 export class UnknownRun extends Error {}
 
@@ -40,9 +42,12 @@ async function call<T>(engine: string, path: string, body: unknown): Promise<T> 
   }
   const text = await response.text();
   if (!response.ok) {
-    const hint =
-      response.status === 404 ? ' (is a worker registered? start one with `acmp-dag worker --engine URL`)' : '';
-    throw new Error(`the engine answered ${response.status} to ${path}${hint}: ${text.slice(0, 500)}`);
+    if (response.status === 404 && text.includes('not found')) {
+      throw new EngineRefused(
+        `no worker is registered with the engine at ${engine}: start one with \`acmp-dag worker --engine ${engine}\``,
+      );
+    }
+    throw new EngineRefused(`the engine at ${engine} answered ${response.status} to ${path}: ${text.slice(0, 500)}`);
   }
   return (text === '' ? undefined : JSON.parse(text)) as T;
 }
