@@ -109,8 +109,17 @@ export const SEMANTICS: readonly SemanticsCase[] = [
     name: 'fail-fast: a failure cancels the whole run, running tasks get acmp/cancel',
     tasks: [task('broken', 'fail', text('x')), task('after', 'echo', from('broken')), task('other', 'wait', text('o'))],
     edges: [edge('broken', 'after')],
-    providers: () => [provider({ fail: failing, echo, wait: untilCancelled })],
-    act: async (run, providers) => void (await invoked(providers, 'other')),
+    // `broken` fails once `other` reached its provider, so `other` is running then: a driver may start its tasks in
+    // any order (a durable one's steps start when the engine runs them), and a task never invoked gets no cancel.
+    providers: () => {
+      const held: ScriptedProvider[] = [];
+      const failsOnceOtherRuns: Behaviour = async (call) => {
+        await invoked(held, 'other');
+        return failing(call);
+      };
+      held.push(provider({ fail: failsOnceOtherRuns, echo, wait: untilCancelled }));
+      return held;
+    },
     expect: {
       status: 'failed',
       states: { broken: 'failed', after: 'cancelled', other: 'cancelled' },
