@@ -34,7 +34,8 @@ worker    serves the runs' workflow on 127.0.0.1:PORT (default 9080) and registe
           outputs above 64 KiB go to the output store DIR (default ./.acmp-outputs).
 run --engine  submits a durable run, prints its id and follows it (Ctrl-C detaches; --detach: do not follow).
 runs / attach / cancel / report: list the engine's runs, follow one, cancel it (or a task and what depends
-          on it), print its report. Exit codes: 3 the engine does not answer, 4 no run of that id.`;
+          on it), print its report. Exit codes: 3 the engine does not answer or no worker is registered, 4 no run
+          of that id.`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

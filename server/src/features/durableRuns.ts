@@ -15,6 +15,7 @@ import { normalizeSettings } from '../protocol/settings';
 import { type DurableRunOptions, startDurableRun } from '../run/durable/durableRun';
 import { EngineClient, followRun } from '../run/durable/engineClient';
 import type { RunIndexEntry } from '../run/durable/protocol';
+import { messageOf } from '../run/protocol';
 import type { DagRun, RunEvent } from '../run/types';
 import type { FeatureContext } from './feature';
 
@@ -35,8 +36,6 @@ export function engineUrlOf(setting: string): string | undefined {
   }
   return url.toString().replace(/\/$/, '');
 }
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export class DurableRuns {
   /** The engine followed now (the window's `acmp.engine.url`). */

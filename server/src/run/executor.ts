@@ -9,7 +9,7 @@ import type { DagDiagnostic } from '../dag/diagnostic';
 import type { DagModel, TaskDeclaration } from '../dag/model';
 import type { ProviderConfig } from '../protocol/settings';
 import { type InputResolution, resolveInput } from './inputs';
-import { type MachineCommands, RunMachine, type TerminalState, positiveInteger } from './machine';
+import { type CompletionFacts, type MachineCommands, RunMachine, type TerminalState, positiveInteger } from './machine';
 import { OutputStore } from './outputStore';
 import { Deadlines } from './deadlines';
 import { checkProof } from './proof';
@@ -23,6 +23,7 @@ import {
   type TaskError,
   type TaskOutput,
   TransportError,
+  messageOf,
 } from './protocol';
 import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
@@ -609,26 +610,20 @@ class Run implements MachineCommands {
         message: `provider "${this.machine.providerOf(task.index)}": ${output}`,
       });
     }
-    const cost = finiteOrZero(result.cost_cu);
-    const tokens = finiteOrZero(result.tokens_used);
     const maxPrice = task.declaration.maxPriceCu;
-    const violation = maxPrice !== undefined && cost > maxPrice;
     this.outputs.keep(task.id, output, this.readers[task.index]!);
-    const proof = checkProof(result.proof, output);
-    let violations: readonly string[] = NONE;
-    if (violation) violations = [`cost_cu ${cost} is above max_price_cu ${maxPrice}`];
-    if (proof === 'mismatch') violations = [...violations, 'the result-hash proof does not match the output'];
+    const facts = completionFacts(result, output, maxPrice);
     if (this.listening) {
       this.emit({
         type: 'cost',
         task_id: task.id,
-        cost_cu: cost,
-        tokens_used: tokens,
+        cost_cu: facts.costCu,
+        tokens_used: facts.tokensUsed,
         ...(maxPrice === undefined ? {} : { max_price_cu: maxPrice }),
-        violation,
+        violation: maxPrice !== undefined && facts.costCu > maxPrice,
       });
     }
-    this.machine.completed(task.index, now(), { costCu: cost, tokensUsed: tokens, proof, violations });
+    this.machine.completed(task.index, now(), facts);
   }
 
   private fail(task: TaskRun, error: TaskError): void {
@@ -705,11 +700,31 @@ function outputOf(task: TaskRun, result: InvokeResult): TaskOutput | string {
   if (result.output_streamed === true) {
     return sequencer?.finished === true ? sequencer.output() : 'the result says output_streamed but no stream came';
   }
+  return resultOutput(result);
+}
+
+/** The output `{type, data}` a result carries (not streamed), or what is wrong with it. */
+export function resultOutput(result: InvokeResult): TaskOutput | string {
   const output: unknown = result.output;
   if (output === null || typeof output !== 'object' || !('data' in output) || !('type' in output)) {
     return 'the result has no output {type, data}';
   }
   return typeof output.type === 'string' ? { type: output.type, data: output.data } : 'the output has no string type';
+}
+
+/** The report's facts of a completed invoke: its cost and tokens, its proof, and the protocol violations. */
+export function completionFacts(
+  result: InvokeResult,
+  output: TaskOutput,
+  maxPriceCu: number | undefined,
+): CompletionFacts {
+  const costCu = finiteOrZero(result.cost_cu);
+  const proof = checkProof(result.proof, output);
+  let violations: readonly string[] = NONE;
+  if (maxPriceCu !== undefined && costCu > maxPriceCu)
+    violations = [`cost_cu ${costCu} is above max_price_cu ${maxPriceCu}`];
+  if (proof === 'mismatch') violations = [...violations, 'the result-hash proof does not match the output'];
+  return { costCu, tokensUsed: finiteOrZero(result.tokens_used), proof, violations };
 }
 
 /** Where `sendAtOnce` left off for `execute`: the candidate to go on with, and at it the attempt and its connection. */
@@ -722,7 +737,7 @@ interface Resume {
 }
 
 /** What an invoke's rejection means: the provider's error answer, a transport failure, or a fault of the provider. */
-function outcomeOf(error: unknown, connection: ProviderConnection): Failure | TransportError {
+export function outcomeOf(error: unknown, connection: ProviderConnection): Failure | TransportError {
   if (error instanceof TransportError) return error;
   if (error instanceof AcmpError) {
     return {
@@ -787,5 +802,4 @@ function readsAlready(reads: readonly number[], from: number, upstream: number):
   for (let k = from; k < reads.length; k++) if (reads[k] === upstream) return true;
   return false;
 }
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 const finiteOrZero = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);

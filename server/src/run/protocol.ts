@@ -126,3 +126,6 @@ export class TransportError extends Error {
     this.retryable = options?.retryable ?? true;
   }
 }
+
+/** The message of anything thrown. */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -3,16 +3,24 @@
 // failure, within its `timeout_ms` and heartbeat liveness window (Layer 1 §3.1, §3.6), with the cost and proof checks
 // of the in-memory driver. The outcome is what the journal keeps: an output above the journal's size goes to the
 // output store and is kept as a reference (outputStore.ts of this folder). Streaming is not used on this driver.
-import { CARRIED_FIELDS, DEFAULT_ATTEMPTS, DEFAULT_BACKOFF_MS, DEFAULT_TIMEOUT_MS, REFUSALS } from '../executor';
-import { checkProof } from '../proof';
+import {
+  CARRIED_FIELDS,
+  DEFAULT_ATTEMPTS,
+  DEFAULT_BACKOFF_MS,
+  DEFAULT_TIMEOUT_MS,
+  REFUSALS,
+  completionFacts,
+  outcomeOf,
+  resultOutput,
+} from '../executor';
 import {
   ACMP_ERRORS,
-  AcmpError,
   type InvokeParams,
   type InvokeResult,
   type TaskError,
   type TaskOutput,
   TransportError,
+  messageOf,
 } from '../protocol';
 import { type ProviderPool, acceptsCancel, livenessWindow } from '../routing';
 import type { ProviderConfig } from '../../protocol/settings';
@@ -51,8 +59,6 @@ export interface StepContext {
 }
 
 const nowIso = (): string => new Date().toISOString();
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-const finiteOrZero = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 
 /** Carries out one task; never rejects (a failure is an outcome the machine is told). */
 export async function runTaskStep(step: TaskStep, context: StepContext): Promise<StepOutcome> {
@@ -167,23 +173,7 @@ async function sendOnce(
     })
     .then(
       (value): Answer => ({ ok: true, value }),
-      (error: unknown): Answer | TransportError => {
-        if (error instanceof TransportError) return error;
-        if (error instanceof AcmpError) {
-          return {
-            ok: false,
-            error: {
-              code: error.code,
-              message: error.message,
-              ...(error.data === undefined ? {} : { data: error.data }),
-            },
-          };
-        }
-        return {
-          ok: false,
-          error: { code: ACMP_ERRORS.internal, message: `provider "${connection.providerId}": ${messageOf(error)}` },
-        };
-      },
+      (error: unknown) => outcomeOf(error, connection),
     );
   const first = await Promise.race([
     invoked.then((answer) => ({ fromProvider: true, answer })),
@@ -207,34 +197,15 @@ function failure(error: TaskError, providerId?: string): StepOutcome {
 }
 
 function completed(step: TaskStep, providerId: string, result: InvokeResult, context: StepContext): StepOutcome {
-  const raw: unknown = result.output;
-  if (
-    raw === null ||
-    typeof raw !== 'object' ||
-    !('data' in raw) ||
-    typeof (raw as { type?: unknown }).type !== 'string'
-  ) {
-    return failure(
-      { code: ACMP_ERRORS.internal, message: `provider "${providerId}": the result has no output {type, data}` },
-      providerId,
-    );
+  const output = resultOutput(result);
+  if (typeof output === 'string') {
+    return failure({ code: ACMP_ERRORS.internal, message: `provider "${providerId}": ${output}` }, providerId);
   }
-  const output = { type: (raw as TaskOutput).type, data: (raw as TaskOutput).data };
-  const costCu = finiteOrZero(result.cost_cu);
-  const violations: string[] = [];
-  if (step.maxPriceCu !== undefined && costCu > step.maxPriceCu) {
-    violations.push(`cost_cu ${costCu} is above max_price_cu ${step.maxPriceCu}`);
-  }
-  const proof = checkProof(result.proof, output);
-  if (proof === 'mismatch') violations.push('the result-hash proof does not match the output');
   return {
     ok: true,
     at: nowIso(),
     providerId,
     output: keepOutput(output, context.storeDir, `${step.runId}/${step.wireTaskId}.json`, context.journalLimitBytes),
-    costCu,
-    tokensUsed: finiteOrZero(result.tokens_used),
-    proof,
-    violations,
+    ...completionFacts(result, output, step.maxPriceCu),
   };
 }
