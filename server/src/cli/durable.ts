@@ -62,8 +62,10 @@ async function followToEnd(client: EngineClient, runId: string, json: boolean): 
     detached = true;
   };
   process.on('SIGINT', onInterrupt);
+  let report: RunReport | undefined;
   try {
-    if (!(await followRun(client, runId, print, () => detached))) {
+    report = await followRun(client, runId, print, () => detached);
+    if (report === undefined) {
       process.stderr.write(
         `\nacmp-dag: detached; the run goes on. Follow it again with: acmp-dag attach ${runId} --engine ${client.engine}\n`,
       );
@@ -72,7 +74,6 @@ async function followToEnd(client: EngineClient, runId: string, json: boolean): 
   } finally {
     process.off('SIGINT', onInterrupt);
   }
-  const report = await client.report(runId);
   if (json) await printReport(client, report);
   else write(summary(report));
   return report.status === 'completed' ? 0 : 1;

@@ -79,9 +79,8 @@ export class DurableRuns {
     const client = this.client?.engine === url ? this.client : new EngineClient(url);
     // This run's events reach the client through its own request: the index poll must not follow it a second time.
     this.seenOn(url).add(options.runId);
-    const onEvent = options.onEvent ?? (() => undefined);
     try {
-      return await startDurableRun(client, analysis, { ...options, onEvent: this.withReport(client, onEvent) });
+      return await startDurableRun(client, analysis, options);
     } catch (error) {
       // An engine that does not answer, or answers an error, is the user's to fix: no internal error with its stack.
       throw new ResponseError(LSPErrorCodes.RequestFailed, messageOf(error));
@@ -143,30 +142,12 @@ export class DurableRuns {
   private async follow(client: EngineClient, entry: RunIndexEntry): Promise<void> {
     try {
       const uri = await this.uriOf(client, entry);
-      const onEvent = this.withReport(client, this.sink(uri, client.engine));
-      await followRun(client, entry.run_id, onEvent, () => this.client !== client);
+      await followRun(client, entry.run_id, this.sink(uri, client.engine), () => this.client !== client);
     } catch (error) {
       // Followed again from the start of its log once the engine answers (the client replaces what it had).
       this.seenOn(client.engine).delete(entry.run_id);
       this.failed(error);
     }
-  }
-
-  /**
-   * The run-finished of the event log has the report without its tasks and result (the engine keeps its state
-   * small): the report the run's workflow returned goes in its place, as a run of the server's own has it.
-   */
-  private withReport(client: EngineClient, onEvent: (event: RunEvent) => void): (event: RunEvent) => void {
-    return (event) => {
-      if (event.type !== 'run-finished') return onEvent(event);
-      client.report(event.run_id).then(
-        (report) => onEvent({ ...event, report }),
-        (error: unknown) => {
-          this.failed(error);
-          onEvent(event);
-        },
-      );
-    };
   }
 
   /** The workspace's DAG file of the run's dag_id (its inline states, Reveal Task), else the run's place on the engine. */

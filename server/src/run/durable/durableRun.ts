@@ -31,7 +31,7 @@ export async function startDurableRun(
     } catch {
       // A listener's failure must not stop the following.
     }
-  }).then(() => client.report(runId));
+  }).then((report) => report!); // followed without a stop: it ends with the run's report
   const control = (task: string | undefined, reason: string): void =>
     void client
       .control(runId, { ...(task === undefined ? {} : { task }), reason, at: new Date().toISOString() })

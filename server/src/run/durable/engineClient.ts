@@ -107,21 +107,32 @@ export class EngineClient {
 const POLL_MS = 200;
 
 /**
- * Pages through the run's event log from its start, handing each event to `onEvent`, until the run ended (true) or
- * `stop` says to (false). The engine has no push to clients: an empty page waits a moment before the next.
+ * Pages through the run's event log from its start, handing each event to `onEvent`, until the run ended (its report)
+ * or `stop` says to (undefined). The engine has no push to clients: an empty page waits a moment before the next.
+ * The log's run-finished has the report without its tasks and result (the engine keeps its state small): the report
+ * the run's workflow returned goes in its place, as an in-memory run's run-finished has it, and is returned.
  */
 export async function followRun(
   client: EngineClient,
   runId: string,
   onEvent: (event: RunEvent) => void,
   stop: () => boolean = () => false,
-): Promise<boolean> {
+): Promise<RunReport | undefined> {
   for (let from = 0; ;) {
     const page = await client.events(runId, from);
-    page.events.forEach(onEvent);
+    for (const event of page.events) {
+      if (event.type === 'run-finished') {
+        const report = await client.report(runId);
+        onEvent({ ...event, report });
+        return report;
+      }
+      onEvent(event);
+    }
     from = page.next;
-    if (page.progress !== undefined && page.progress.status !== 'running' && from >= page.progress.batches) return true;
-    if (stop()) return false;
+    if (page.progress !== undefined && page.progress.status !== 'running' && from >= page.progress.batches) {
+      return client.report(runId);
+    }
+    if (stop()) return undefined;
     if (page.events.length === 0) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
