@@ -186,7 +186,15 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
     recordCommands(commands),
   );
   const outputs: (JournaledOutput | undefined)[] = new Array<JournaledOutput | undefined>(machine.size);
-  const inFlight = new Map<number, { readonly step: RestatePromise<Finished>; readonly abort: AbortController }>();
+  const inFlight = new Map<
+    number,
+    { readonly step: RestatePromise<Finished>; readonly abort: AbortController; readonly release: () => void }
+  >();
+  // The SDK runs a step's closure when the run awaits it, in an order of its own: a task launched later could reach
+  // its provider first. A step launched while the run is live (not replaying, so its closure will run) starts its
+  // invoke only once the step launched live before it started or was abandoned: invokes leave in launch order, as in
+  // memory. Replayed steps never run their closures, so nothing waits for them.
+  let previousStart: Promise<void> = Promise.resolve();
   /** Steps of tasks the run no longer wants: they end quickly (aborted), and the run waits for them before it ends. */
   const abandoned: RestatePromise<Finished>[] = [];
   const log = new EventLog(ctx, runId, machine.size);
@@ -232,9 +240,15 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
       at,
     );
     const abort = new AbortController();
+    let release!: () => void;
+    const started = new Promise<void>((resolve) => (release = resolve));
+    const after = isLive(ctx) ? previousStart : Promise.resolve();
+    previousStart = isLive(ctx) ? started : Promise.resolve();
     const step = ctx
-      .run(`task ${declaration.id!}`, () =>
-        runTaskStep(
+      .run(`task ${declaration.id!}`, async () => {
+        await after;
+        release();
+        return runTaskStep(
           {
             runId,
             wireTaskId: wireTaskId(task),
@@ -250,10 +264,10 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
             journalLimitBytes: worker.journalLimitBytes,
             signal: abort.signal,
           },
-        ),
-      )
+        );
+      })
       .map((outcome) => ({ task, outcome: outcome! }));
-    inFlight.set(task, { step, abort });
+    inFlight.set(task, { step, abort, release });
   };
 
   /** Carries out the commands the last event made, and the events they lead to (a launch whose input fails). */
@@ -266,6 +280,7 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
         const running = inFlight.get(next.task);
         if (running !== undefined) {
           running.abort.abort(next.error?.message ?? 'cancelled');
+          running.release();
           inFlight.delete(next.task);
           abandoned.push(running.step);
         }
@@ -344,6 +359,12 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   log.add({ type: 'run-finished', report: { ...report, tasks: [], result: {} } }, finishedAt);
   log.flush(report.status);
   return report;
+}
+
+/** Whether the run is past its replay: a step it launches now is new, and the SDK will run its closure. */
+function isLive(ctx: restate.WorkflowContext): boolean {
+  // Not in the SDK's public types; ContextImpl has it (SDK 1.17, pinned). Without it no step waits for another.
+  return (ctx as unknown as { isProcessing?: () => boolean }).isProcessing?.() === true;
 }
 
 /** A fresh awakeable for the next batch of cancels, handed to the run's mailbox. */
