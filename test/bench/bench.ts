@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { getLanguageService } from 'vscode-json-languageservice';
 import { TextDocument } from 'vscode-languageserver-textdocument';
@@ -384,7 +384,13 @@ function measureCliRun(size: number, runs = 5): ProcessFigure {
   try {
     const file = join(folder, 'echo-layers.acmp-dag.json');
     writeFileSync(file, generate(size, 'echo-layers'));
-    const args = [CLI_BUNDLE, 'run', '--json', '--max-concurrency', '100', file];
+    // The bin as a user's `acmp-dag` runs it: through its shebang, with its flags, on this node.
+    const args = ['run', '--json', '--max-concurrency', '100', file];
+    const options = {
+      encoding: 'utf8',
+      maxBuffer: 2 ** 30,
+      env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` },
+    } as const;
     const timed = existsSync(TIME);
     const seconds: number[] = [];
     const mib: number[] = [];
@@ -392,8 +398,8 @@ function measureCliRun(size: number, runs = 5): ProcessFigure {
     for (let k = 0; k <= runs; k++) {
       const start = performance.now();
       const child = timed
-        ? spawnSync(TIME, ['-f', '%e %M', process.execPath, ...args], { encoding: 'utf8', maxBuffer: 2 ** 30 })
-        : spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 2 ** 30 });
+        ? spawnSync(TIME, ['-f', '%e %M', CLI_BUNDLE, ...args], options)
+        : spawnSync(CLI_BUNDLE, args, options);
       const elapsed = (performance.now() - start) / 1000;
       const report = JSON.parse(child.stdout) as { status: string; tasks: unknown[] };
       status = `${report.status}, ${report.tasks.length} tasks`;
