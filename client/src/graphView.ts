@@ -2,7 +2,12 @@
 // (`acmp/graph`), coloured by run states, following the editor's cursor and revealing the task clicked.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { LanguageClient } from 'vscode-languageclient/node';
+import {
+  type DocumentSymbol,
+  DocumentSymbolRequest,
+  type LanguageClient,
+  SymbolKind,
+} from 'vscode-languageclient/node';
 import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
 import { type FromGraphPage, type PostedState, type ToGraphPage, graphHtml } from './graphPage';
@@ -13,13 +18,15 @@ const GRAPH_VIEW_TYPE = 'acmp.graph';
 /** Typing pauses this long before the graph is asked for again. */
 const REFRESH_DELAY_MS = 300;
 
-/** The task declarations of the outline (document symbols), which say where each task's object is. */
-async function taskSymbols(uri: vscode.Uri): Promise<readonly vscode.DocumentSymbol[]> {
-  const symbols = await vscode.commands.executeCommand<vscode.DocumentSymbol[] | undefined>(
-    'vscode.executeDocumentSymbolProvider',
-    uri,
-  );
-  return symbols?.find((symbol) => symbol.name === 'tasks' && symbol.kind === vscode.SymbolKind.Array)?.children ?? [];
+/**
+ * The task declarations of the outline (document symbols), which say where each task's object is. Asked of the
+ * language server directly: through the API command the outline of 10,000 tasks crossed the window's renderer and
+ * back (a second of the window's time, measured with a CPU profile of the page during a run with the graph open).
+ */
+async function taskSymbols(client: LanguageClient, uri: vscode.Uri): Promise<readonly DocumentSymbol[]> {
+  const symbols = await client.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri: uri.toString() } });
+  const outline = (symbols ?? []) as DocumentSymbol[];
+  return outline.find((symbol) => symbol.name === 'tasks' && symbol.kind === SymbolKind.Array)?.children ?? [];
 }
 
 /** One graph panel, showing one DAG document. */
@@ -34,7 +41,7 @@ class GraphPanel {
   private postedRunId: string | undefined;
   private postedRunning = false;
   private cursorTaskId: string | undefined;
-  private outline: { version: number; tasks: Promise<readonly vscode.DocumentSymbol[]> } | undefined;
+  private outline: { version: number; tasks: Promise<readonly DocumentSymbol[]> } | undefined;
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
   /** Whether the page has loaded: until then nothing is posted, since its `ready` asks for everything. */
@@ -132,12 +139,13 @@ class GraphPanel {
 
   /** Marks the task whose object holds the cursor of an editor of the document. */
   async followCursor(editor: vscode.TextEditor): Promise<void> {
-    // The outline of a large DAG crosses the window twice (an API command): not while the page is loading.
+    // The outline of a large DAG is a large answer: not asked for while the page is loading.
     if (this.graph === undefined || !this.pageReady) return;
     const { version } = editor.document;
-    if (this.outline?.version !== version) this.outline = { version, tasks: taskSymbols(this.uri) };
+    if (this.outline?.version !== version) this.outline = { version, tasks: taskSymbols(this.client, this.uri) };
     const cursor = editor.selection.active;
-    const symbol = (await this.outline.tasks).find((task) => task.range.contains(cursor));
+    const converter = this.client.protocol2CodeConverter;
+    const symbol = (await this.outline.tasks).find((task) => converter.asRange(task.range).contains(cursor));
     // The task_id position of a node is where the outline's task selection starts.
     const taskId = this.graph.nodes.find(
       (node) =>
