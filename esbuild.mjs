@@ -86,7 +86,7 @@ await Promise.all([
 ]);
 // `dist/cli.js`, the `acmp-dag` bin: CommonJS like every .js here, it only starts the ES module CLI. One background
 // thread for V8 (the default is four): a command is short and mostly single-threaded, and on a 2-core machine four
-// GC helpers contend with it (10,000 echo tasks: 0.49 -> 0.37 s, 79 -> 76 MiB). `env -S` passes the flag (Linux,
+// GC helpers contend with it (10,000 echo tasks, median of ten: 0.44 -> 0.395 s, 79 -> 76 MiB). `env -S` passes the flag (Linux,
 // macOS; npm's Windows shims read it too); `node dist/cli.js` runs without it.
 writeFileSync('dist/cli.js', `#!/usr/bin/env -S node --v8-pool-size=1\nimport('./cli/cli.mjs');\n`, { mode: 0o755 });
 

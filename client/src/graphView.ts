@@ -23,10 +23,19 @@ const REFRESH_DELAY_MS = 300;
  * language server directly: through the API command the outline of 10,000 tasks crossed the window's renderer and
  * back (a second of the window's time, measured with a CPU profile of the page during a run with the graph open).
  */
-async function taskSymbols(client: LanguageClient, uri: vscode.Uri): Promise<readonly DocumentSymbol[]> {
+async function taskSymbols(client: LanguageClient, uri: vscode.Uri): Promise<readonly TaskSymbol[]> {
   const symbols = await client.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri: uri.toString() } });
   const outline = (symbols ?? []) as DocumentSymbol[];
-  return outline.find((symbol) => symbol.name === 'tasks' && symbol.kind === SymbolKind.Array)?.children ?? [];
+  const tasks = outline.find((symbol) => symbol.name === 'tasks' && symbol.kind === SymbolKind.Array)?.children ?? [];
+  // Converted once per version, not on every move of the cursor.
+  const converter = client.protocol2CodeConverter;
+  return tasks.map((task) => ({ range: converter.asRange(task.range), idAt: task.selectionRange.start }));
+}
+
+/** A task's object in the outline, and where its `task_id` is (the start of the symbol's selection). */
+interface TaskSymbol {
+  readonly range: vscode.Range;
+  readonly idAt: { readonly line: number; readonly character: number };
 }
 
 /** One graph panel, showing one DAG document. */
@@ -41,7 +50,7 @@ class GraphPanel {
   private postedRunId: string | undefined;
   private postedRunning = false;
   private cursorTaskId: string | undefined;
-  private outline: { version: number; tasks: Promise<readonly DocumentSymbol[]> } | undefined;
+  private outline: { version: number; tasks: Promise<readonly TaskSymbol[]> } | undefined;
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
   /** Whether the page has loaded: until then nothing is posted, since its `ready` asks for everything. */
@@ -144,12 +153,9 @@ class GraphPanel {
     const { version } = editor.document;
     if (this.outline?.version !== version) this.outline = { version, tasks: taskSymbols(this.client, this.uri) };
     const cursor = editor.selection.active;
-    const converter = this.client.protocol2CodeConverter;
-    const symbol = (await this.outline.tasks).find((task) => converter.asRange(task.range).contains(cursor));
-    // The task_id position of a node is where the outline's task selection starts.
+    const symbol = (await this.outline.tasks).find((task) => task.range.contains(cursor));
     const taskId = this.graph.nodes.find(
-      (node) =>
-        node.line === symbol?.selectionRange.start.line && node.character === symbol.selectionRange.start.character,
+      (node) => node.line === symbol?.idAt.line && node.character === symbol.idAt.character,
     )?.id;
     if (taskId === this.cursorTaskId) return;
     this.cursorTaskId = taskId;

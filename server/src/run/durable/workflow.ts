@@ -242,8 +242,9 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
     const abort = new AbortController();
     let release!: () => void;
     const started = new Promise<void>((resolve) => (release = resolve));
-    const after = isLive(ctx) ? previousStart : Promise.resolve();
-    previousStart = isLive(ctx) ? started : Promise.resolve();
+    const live = isLive(ctx);
+    const after = live ? previousStart : Promise.resolve();
+    previousStart = live ? started : Promise.resolve();
     const step = ctx
       .run(`task ${declaration.id!}`, async () => {
         await after;
