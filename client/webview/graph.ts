@@ -25,6 +25,8 @@ const CACHE_MAX_SIDE = 16_000;
 const CACHE_IDLE_MS = 300;
 /** About this many boxes are painted into the image between two chances for a frame. */
 const CACHE_STRIPE_BOXES = 300;
+/** At most this many boxes whose state changed are painted again into the image a frame. */
+const CHANGED_BOXES_A_FRAME = 2_500;
 const FIT_MARGIN = 24;
 const KEY_PAN = 80;
 const KEY_ZOOM = 1.25;
@@ -72,10 +74,12 @@ interface Shown {
 }
 
 let graph: DagGraph | undefined;
-let stale = false;
+let graphSummary = '';
 let whole: Shown | undefined;
 let shown: Shown | undefined;
 const states = new Map<string, TaskState>();
+/** How many tasks of `states` are in each state (counted as they change: the status line shows them at every change). */
+const stateCounts: Record<TaskState, number> = { pending: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
 let runGoing = false;
 let currentTaskId: string | undefined;
 let hovered = -1;
@@ -370,6 +374,10 @@ function paint(target: CanvasRenderingContext2D, scale: number, rect: WorldRect,
 /**
  * Paints boxes, one path a look, on a context transformed to 1 / `pixel`; returns whether a running task was among
  * them. `over`: the boxes were painted before in another look, whose outline the new one must cover.
+ *
+ * Zoomed out beyond CACHE_MAX_SCALE (where a box shows no text and the image of the whole graph is drawn) outlines
+ * are one pixel and solid: rasterising 10,000 outlines of 2.5 px took 200 ms in Chromium's software canvas, dashed
+ * ones 0.3-4 s, one-pixel ones 10-25 ms. There a look is told by its colour, its glyph and dash once zoomed in.
  */
 function paintBoxes(
   target: CanvasRenderingContext2D,
@@ -385,12 +393,23 @@ function paintBoxes(
     if (boxes === undefined) looks.set(look, (boxes = []));
     boxes.push(n);
   }
-  const widest = 2.5 * Math.max(pixel, 1);
+  const fine = 1 / pixel > CACHE_MAX_SCALE;
+  const widest = fine ? 2.5 * Math.max(pixel, 1) : pixel;
   for (const [look, boxes] of looks) {
+    if (over && !fine) {
+      // The old outline, one pixel wide, is covered by a box a pixel and a half larger (a fill: a wider stroke costs).
+      const { boxes: at } = shown!.layout;
+      target.beginPath();
+      const margin = 1.5 * pixel;
+      for (const n of boxes)
+        target.rect(at[2 * n]! - margin, at[2 * n + 1]! - margin, BOX_WIDTH + 2 * margin, BOX_HEIGHT + 2 * margin);
+      target.fillStyle = palette.box;
+      target.fill();
+    }
     traceBoxes(target, boxes);
     target.fillStyle = palette.box;
     target.fill();
-    if (over) {
+    if (over && fine) {
       // The old outline may be wider, or show through the gaps of a dashed one.
       target.strokeStyle = palette.box;
       target.lineWidth = widest;
@@ -399,15 +418,15 @@ function paintBoxes(
     const colour =
       look === 'none' ? palette.border : look === 'missing' ? palette.warning : palette.states[look as TaskState];
     if (look !== 'none' && look !== 'missing') {
-      target.globalAlpha = 0.22;
+      target.globalAlpha = fine ? 0.22 : 0.4;
       target.fillStyle = colour;
       target.fill();
       target.globalAlpha = 1;
     }
     target.strokeStyle = colour;
-    target.lineWidth = look === 'none' ? widest / 2.5 : widest;
+    target.lineWidth = look === 'none' && fine ? widest / 2.5 : widest;
     // Not by colour alone: a missing, cancelled or running task has a dashed outline; a running one's moves.
-    const dashed = look === 'missing' || look === 'cancelled' || look === 'running';
+    const dashed = fine && (look === 'missing' || look === 'cancelled' || look === 'running');
     target.setLineDash(dashed ? [6, 4] : []);
     target.lineDashOffset = look === 'running' ? -((now / ANIMATION_MS) % 10) : 0;
     target.stroke();
@@ -424,17 +443,26 @@ function paintBoxes(
 interface CacheLevel {
   readonly image: HTMLCanvasElement;
   readonly scale: number;
-  /** Boxes whose state changed since this level was painted: painted again when a frame next draws the level. */
-  readonly changed: Set<number>;
+  /** For each box, the change of state its looks in this level show (changedAt's value when painted). */
+  readonly paintedAt: Uint32Array;
+  /** Every change up to this one is painted. */
+  paintedThrough: number;
 }
 let cache: { readonly levels: readonly CacheLevel[] } | undefined;
 let cacheTimer: ReturnType<typeof setTimeout> | undefined;
-/** Boxes whose state changed since the image now being painted was begun: painted again once it is done. */
-const boxesChangedWhilePainting = new Set<number>();
+/**
+ * For each box shown, the number of the last change of state it had (0: none since shown), and the count of
+ * changes: a level of the image paints again the boxes whose number differs from what it painted (typed arrays: a
+ * run's start changes 10,000 states at once, and a set a level took 50 ms to fill).
+ */
+let changedAt = new Uint32Array(0);
+let changes = 0;
 
 /** What is shown changed: the whole graph or a neighbourhood, or a new graph. */
 function shownChanged(): void {
   cache = undefined;
+  changedAt = new Uint32Array(shown === undefined ? 0 : shown.layout.boxes.length / 2);
+  changes = 0;
   cacheGeneration++;
   looksChanged();
 }
@@ -452,23 +480,34 @@ function looksChanged(): void {
  */
 function statesChanged(changed: readonly number[]): void {
   overviewStale = true;
-  for (const n of changed) boxesChangedWhilePainting.add(n);
-  noteChangedBoxes(changed);
+  changes++;
+  for (const n of changed) changedAt[n] = changes;
   requestFrame();
 }
 
-/** Notes boxes to paint again in every level of the image: each when a frame next draws it (most never are). */
-function noteChangedBoxes(list: readonly number[]): void {
-  for (const level of cache?.levels ?? []) for (const n of list) level.changed.add(n);
-}
-
-/** Paints the changed boxes of a level of the image again, over their old looks. */
+/**
+ * Paints changed boxes of a level of the image again, over their old looks: at most CHANGED_BOXES_A_FRAME of them, the
+ * rest in the next frames (the frame that first draws the image after a change pays for rasterising them: at a
+ * 10,000-task run's end, all of them in one frame took 200-370 ms).
+ */
 function currentLevel(level: CacheLevel): CacheLevel {
-  if (level.changed.size === 0) return level;
+  if (level.paintedThrough === changes) return level;
+  const batch: number[] = [];
+  let all = true;
+  for (let n = 0; n < changedAt.length; n++) {
+    if (changedAt[n] === level.paintedAt[n]) continue;
+    if (batch.length === CHANGED_BOXES_A_FRAME) {
+      all = false;
+      break;
+    }
+    batch.push(n);
+    level.paintedAt[n] = changedAt[n]!;
+  }
+  if (all) level.paintedThrough = changes;
   const target = level.image.getContext('2d')!;
   target.setTransform(level.scale, 0, 0, level.scale, 0, 0);
-  paintBoxes(target, [...level.changed], 1 / level.scale, 0, true);
-  level.changed.clear();
+  paintBoxes(target, batch, 1 / level.scale, 0, true);
+  if (!all) requestFrame();
   return level;
 }
 
@@ -500,14 +539,15 @@ function paintCache(): void {
     CACHE_MAX_SIDE / Math.max(1, width),
     CACHE_MAX_SIDE / Math.max(1, height),
   );
-  boxesChangedWhilePainting.clear();
+  // What the image shows of states is what they are now; later changes are painted over it.
+  const [begunAt, begunThrough] = [changedAt.slice(), changes];
   const image = document.createElement('canvas');
   image.width = Math.ceil(width * scale) + 2;
   image.height = Math.ceil(height * scale) + 2;
   const target = image.getContext('2d', { willReadFrequently: false })!;
   const stripes = Math.max(1, Math.ceil(painted.layout.boxes.length / 2 / CACHE_STRIPE_BOXES));
   const stripeWidth = (width + 1) / stripes;
-  const levels: CacheLevel[] = [{ image, scale, changed: new Set() }];
+  const levels: CacheLevel[] = [{ image, scale, paintedAt: begunAt, paintedThrough: begunThrough }];
   let step = 0;
   const next = (): void => {
     if (generation !== cacheGeneration || shown !== painted) return;
@@ -525,8 +565,6 @@ function paintCache(): void {
       const larger = levels.at(-1)!.image;
       if (larger.width <= 256 && larger.height <= 256) {
         cache = { levels };
-        noteChangedBoxes([...boxesChangedWhilePainting]);
-        boxesChangedWhilePainting.clear();
         requestFrame();
         return;
       }
@@ -537,7 +575,7 @@ function paintCache(): void {
       smallerContext.drawImage(larger, 0, 0, smaller.width, smaller.height);
       smallerContext.getImageData(0, 0, 1, 1);
       scale /= 2;
-      levels.push({ image: smaller, scale, changed: new Set() });
+      levels.push({ image: smaller, scale, paintedAt: begunAt.slice(), paintedThrough: begunThrough });
     }
     step++;
     setTimeout(next, 0);
@@ -620,15 +658,39 @@ function drawOverview(): void {
     overviewStale = false;
     overviewImage.width = overview.width = Math.round(width * ratio);
     overviewImage.height = overview.height = Math.round(height * ratio);
+    // Pixel by pixel: at 10,000 tasks a box is a pixel or two here, and rasterising 10,000 rectangles took a 50-100 ms
+    // frame each time a run changed states.
     const image = overviewImage.getContext('2d')!;
-    image.setTransform(ratio * scale, 0, 0, ratio * scale, 0, 0);
-    const dot = Math.max(BOX_HEIGHT, 1.5 / scale);
+    const pixels = image.createImageData(overviewImage.width, overviewImage.height);
+    const toPixels = ratio * scale;
+    const rgbs = new Map<string, readonly number[]>();
     for (let n = 0; n < layout.boxes.length / 2; n++) {
       const state = stateOf(n);
-      image.fillStyle =
+      const colour =
         n >= shown.taskCount ? palette.warning : state === undefined ? palette.border : palette.states[state];
-      image.fillRect(layout.boxes[2 * n]!, layout.boxes[2 * n + 1]!, BOX_WIDTH, dot);
+      let rgb = rgbs.get(colour);
+      if (rgb === undefined) rgbs.set(colour, (rgb = rgbOf(colour) ?? rgbOf(palette.foreground) ?? [128, 128, 128]));
+      const left = Math.floor(layout.boxes[2 * n]! * toPixels);
+      const top = Math.floor(layout.boxes[2 * n + 1]! * toPixels);
+      const right = Math.min(
+        pixels.width,
+        Math.max(left + 1, Math.round((layout.boxes[2 * n]! + BOX_WIDTH) * toPixels)),
+      );
+      const bottom = Math.min(
+        pixels.height,
+        Math.max(top + 1, Math.round((layout.boxes[2 * n + 1]! + BOX_HEIGHT) * toPixels)),
+      );
+      for (let y = top; y < bottom; y++) {
+        for (let x = left; x < right; x++) {
+          const at = 4 * (y * pixels.width + x);
+          pixels.data[at] = rgb[0]!;
+          pixels.data[at + 1] = rgb[1]!;
+          pixels.data[at + 2] = rgb[2]!;
+          pixels.data[at + 3] = 255;
+        }
+      }
     }
+    image.putImageData(pixels, 0, 0);
   }
   overviewContext.setTransform(1, 0, 0, 1, 0, 0);
   overviewContext.clearRect(0, 0, overview.width, overview.height);
@@ -720,14 +782,20 @@ function show(): void {
   requestFrame();
 }
 
-function describe(): void {
-  if (graph === undefined) return;
+/** What the status line says of a graph (counted once: a run's states change it many times a second). */
+function summaryOf(graph: DagGraph, stale: boolean): string {
   const cycles = graph.edges.filter((edge) => edge.cycle).length;
   const dangling = graph.edges.filter((edge) => edge.dangling).length;
   const parts = [`${graph.dagId ?? 'DAG without a dag_id'}: ${graph.nodes.length} tasks, ${graph.edges.length} edges`];
   if (cycles > 0) parts.push(`${cycles} on a cycle`);
   if (dangling > 0) parts.push(`${dangling} to a missing task`);
   if (stale) parts.push('the file is not valid JSON now: this is the last graph that parsed');
+  return parts.join(' · ');
+}
+
+function describe(): void {
+  if (graph === undefined) return;
+  const parts = [graphSummary];
   if (focused !== undefined) {
     parts.push(
       `focus: ${focused}, ${depth()} level${depth() === 1 ? '' : 's'} up and down (${shown!.taskCount} tasks)`,
@@ -736,12 +804,8 @@ function describe(): void {
     parts.push('focus: put the cursor in a task');
   }
   if (states.size > 0) {
-    let finished = 0;
-    let running = 0;
-    for (const state of states.values()) {
-      if (state === 'running') running++;
-      else if (state !== 'pending') finished++;
-    }
+    const running = stateCounts.running;
+    const finished = states.size - running - stateCounts.pending;
     parts.push(
       `${runGoing ? 'run' : 'last run'}: ${finished}/${states.size} finished${running > 0 ? `, ${running} running` : ''}`,
     );
@@ -913,7 +977,7 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
     case 'graph': {
       const first = whole === undefined;
       graph = message.graph;
-      stale = message.stale;
+      graphSummary = summaryOf(graph, message.stale);
       const ids = graph.nodes.map((node) => node.id);
       whole = shownOf(
         ids,
@@ -928,21 +992,30 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
       show();
       break;
     }
-    case 'states':
-      if (message.reset) states.clear();
-      for (const [taskId, state] of Object.entries(message.states)) {
+    case 'states': {
+      if (message.reset) {
+        states.clear();
+        for (const state of Object.keys(stateCounts) as TaskState[]) stateCounts[state] = 0;
+      }
+      const changed: number[] = [];
+      for (const taskId of Object.keys(message.states)) {
+        const state = message.states[taskId]!;
+        const old = states.get(taskId);
+        if (old !== undefined) stateCounts[old]--;
         if (state === null) states.delete(taskId);
-        else states.set(taskId, state);
+        else {
+          states.set(taskId, state);
+          stateCounts[state]++;
+        }
+        const n = shown?.boxOf.get(taskId);
+        if (n !== undefined && !message.reset) changed.push(n);
       }
       runGoing = message.running;
-      if (shown !== undefined) {
-        const changed = message.reset
-          ? shown.ids.slice(0, shown.taskCount).map((_, n) => n)
-          : Object.keys(message.states).flatMap((taskId) => shown!.boxOf.get(taskId) ?? []);
-        statesChanged(changed);
-      }
+      if (shown !== undefined)
+        statesChanged(message.reset ? shown.ids.slice(0, shown.taskCount).map((_, n) => n) : changed);
       describe();
       break;
+    }
     case 'cursor':
       currentTaskId = message.taskId;
       if (focusBox.checked) show();

@@ -16,8 +16,9 @@ import { freePort } from '../support/system';
 import { Failure, root, run } from './build';
 import { ASK_MARKER, type Asked } from './askProtocol';
 import type { BrowserRequest, ElementSeen } from './browserProtocol';
+import { cpuProfiler } from './cpuProfiler';
 import { type ProbeStep, graphFrame, probeGraph } from './graphBench';
-import { type ProbeOptions, type ProbeResult, probeResult, startProbe } from './workbenchProbe';
+import { type ProbeOptions, type ProbeResult, probeResult, settled, startProbe } from './workbenchProbe';
 
 const CODE_SERVER = '4.139.1';
 const NODE = '24.22.3';
@@ -210,6 +211,8 @@ const PROBE_GRAPH_MS = 60_000;
  */
 function windowAnswers(page: Page): Record<string, (argument: unknown) => unknown> {
   let probed: Frame[] = [];
+  const profiler = cpuProfiler(page);
+  let profiledRun = 1;
   return {
     screenshot: async (argument) => {
       const { name } = argument as { name: string };
@@ -218,17 +221,22 @@ function windowAnswers(page: Page): Record<string, (argument: unknown) => unknow
     },
     'graph-probe': (argument) => probeGraph(page, argument as ProbeStep[], (name) => join(screenshots, `${name}.png`)),
     browser: (argument) => browserDoes(page, argument as BrowserRequest),
+    'window-settled': () => settled(page.mainFrame()),
+    'cpu-profile-start': () => profiler.start(),
+    'cpu-profile-stop': (argument) => profiler.stop((argument as { name: string }).name),
     'probe-start': async (argument) => {
       const options = argument as ProbeOptions;
       // A graph not drawn in time is not probed: its display then shows no final states.
       const graph = options.displays.includes('graph') ? await drawnGraph(page, PROBE_GRAPH_MS) : undefined;
       probed = [page.mainFrame(), ...(graph === undefined ? [] : [graph])];
+      await profiler.start();
       await Promise.all(probed.map((frame) => startProbe(frame, options, frame === graph)));
     },
     'probe-result': async (argument) => {
       const { timeoutMs } = argument as { timeoutMs: number };
       const results = await Promise.all(probed.map((frame) => probeResult(frame, timeoutMs)));
       probed = [];
+      await profiler.stop(`run-${profiledRun++}`);
       return results satisfies ProbeResult[];
     },
   };

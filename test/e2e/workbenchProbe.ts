@@ -52,9 +52,11 @@ interface PageProbe {
 }
 
 /** Runs in the page (serialized by playwright): nothing from outside this function is in scope there. */
-async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): Promise<void> {
-  // What came before the run (opening a large DAG: tokenizing, laying out) is not the run's: the probe starts once
-  // the window has drawn every frame in time for a while (or after SETTLE_LIMIT_MS, whatever it is doing).
+/**
+ * Resolves once the window has drawn every frame in time for a second (or after 30 s, whatever it is doing): what
+ * came before (opening a large DAG: tokenizing, laying out) is then over.
+ */
+async function windowSettles(): Promise<void> {
   const SETTLED_MS = 1_000;
   const SETTLE_LIMIT_MS = 30_000;
   await new Promise<void>((settled) => {
@@ -69,6 +71,11 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
     };
     requestAnimationFrame(wait);
   });
+}
+
+async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): Promise<void> {
+  // What came before the run is not the run's.
+  await (globalThis as unknown as { acmpWindowSettles: typeof windowSettles }).acmpWindowSettles();
   /** The inline state after a task's declaration (client/src/presentation.ts, taskSummary). */
   const TASK_STATE = /^"[○◔✓✗⊘] (pending|running|completed|failed|cancelled)/;
   const visible = (element: Element): boolean => (element as HTMLElement).offsetParent !== null;
@@ -182,7 +189,14 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
 export async function startProbe(frame: Frame, options: ProbeOptions, isGraph: boolean): Promise<void> {
   const displays = options.displays.filter((display) => (display === 'graph') === isGraph);
   const argument = { ...options, displays, frame: isGraph ? 'graph' : 'workbench' };
-  await frame.evaluate(`globalThis.__name = (f) => f; (${probe.toString()})(${JSON.stringify(argument)})`);
+  await frame.evaluate(
+    `globalThis.__name = (f) => f; globalThis.acmpWindowSettles = ${windowSettles.toString()}; (${probe.toString()})(${JSON.stringify(argument)})`,
+  );
+}
+
+/** Resolves once the window in `frame` has settled (windowSettles). */
+export async function settled(frame: Frame): Promise<void> {
+  await frame.evaluate(`globalThis.__name = (f) => f; (${windowSettles.toString()})()`);
 }
 
 /** The probe's figures once every display shows its final state, or after `timeoutMs` with those that do. */

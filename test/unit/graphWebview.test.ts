@@ -98,6 +98,9 @@ function recordingContext(drawnTexts: string[]): CanvasRenderingContext2D {
       if (properties.has(name)) return properties.get(name);
       if (name === 'measureText') return (text: string) => ({ width: CHARACTER_WIDTH * text.length });
       if (name === 'fillText') return (text: string) => drawnTexts.push(text);
+      if (name === 'createImageData') {
+        return (width: number, height: number) => ({ width, height, data: new Uint8ClampedArray(4 * width * height) });
+      }
       return () => undefined;
     },
     set(_, name, value) {
