@@ -58,13 +58,20 @@ async function recordFrames(frame: Frame): Promise<() => Promise<{ longest: numb
     })()`);
 }
 
-export async function measureGraph(page: Page, since?: number): Promise<GraphFigures> {
+/** How many tasks the graph page drew, and how long after `since` (by default the page's start) it first drew. */
+export async function firstDrawn(page: Page, since?: number): Promise<{ tasks: number; firstDrawnMs: number }> {
   const frame = await graphFrame(page);
-  const canvas = frame.locator('canvas#graph');
   const data = await frame.evaluate<{ tasks: number; drawnAt: number; pageStart: number }>(`(() => {
     const { dataset } = document.getElementById('graph');
     return { tasks: Number(dataset.tasks), drawnAt: Number(dataset.drawnAt), pageStart: performance.timeOrigin };
   })()`);
+  return { tasks: data.tasks, firstDrawnMs: Math.round(data.drawnAt - (since ?? data.pageStart)) };
+}
+
+export async function measureGraph(page: Page, since?: number): Promise<GraphFigures> {
+  const drawn = await firstDrawn(page, since);
+  const frame = await graphFrame(page);
+  const canvas = frame.locator('canvas#graph');
   const box = await canvas.boundingBox();
   if (box === null) throw new Error('the graph canvas is not visible');
   const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
@@ -86,8 +93,7 @@ export async function measureGraph(page: Page, since?: number): Promise<GraphFig
   const zoom = await stop();
 
   return {
-    tasks: data.tasks,
-    firstDrawnMs: Math.round(data.drawnAt - (since ?? data.pageStart)),
+    ...drawn,
     longestPanFrameMs: pan.longest,
     longestZoomFrameMs: zoom.longest,
     panFrames: pan.frames,
