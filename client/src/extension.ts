@@ -18,6 +18,7 @@ import { createRunTree } from './runTree';
 import { Runner } from './runner';
 import { type RunSnapshot, type RunsChange, RunsModel } from './runs';
 import { createRunStatusBarItem } from './statusBar';
+import { runsStore } from './storedRuns';
 import { RUN_REPORT_SCHEME, RunReportProvider, TASK_OUTPUT_SCHEME, TaskOutputProvider } from './taskOutput';
 import { ProviderTokens } from './tokens';
 
@@ -34,7 +35,7 @@ let client: LanguageClient | undefined;
 export async function activate(context: ExtensionContext): Promise<AcmpApi> {
   const tokens = new ProviderTokens(context.secrets);
   client = createLanguageClient(context, tokens);
-  const runs = new RunsModel(context.workspaceState);
+  const runs = new RunsModel(runsStore(context));
   const log = new RunLog();
   const codeLenses = new RunCodeLensProvider();
   const runEvent = (params: RunEventParams): void => {

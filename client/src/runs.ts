@@ -1,9 +1,9 @@
 // The runs the extension shows, built from the server's run events and reports; finished runs survive a reload.
-import { type Disposable, EventEmitter, type Memento } from 'vscode';
+import { type Disposable, EventEmitter } from 'vscode';
 import type { ProofStatus } from '../../server/src/run/proof';
 import type { TaskError, TaskOutput } from '../../server/src/run/protocol';
 import type { FailurePolicy, RunEvent, RunReport, RunStatus, TaskState } from '../../server/src/run/types';
-import { storedRuns } from './storedRuns';
+import { type RunsStore, storedRuns } from './storedRuns';
 
 export interface TaskSnapshot {
   readonly taskId: string;
@@ -82,11 +82,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type TaskRecord = Mutable<TaskSnapshot>;
 type RunRecord = Omit<Mutable<RunSnapshot>, 'tasks'> & { readonly tasks: Map<string, TaskRecord> };
 
-const STORAGE_KEY = 'acmp.runs';
-/**
- * A run that ends is stored this long after its views were told: the stored runs cross to the window (megabytes for
- * a run of 10,000 tasks), which would otherwise take in that before what the views draw of the end.
- */
+/** A run that ends is stored this long after its views were told: storing megabytes of runs must not delay them. */
 const PERSIST_DELAY_MS = 1_000;
 /** Runs kept, newest first: older finished runs are dropped. */
 export const MAX_RUNS = 20;
@@ -132,8 +128,8 @@ export class RunsModel implements Disposable {
   /** The capability of each task, given by the client before a run starts (run events do not carry them). */
   private readonly capabilities = new Map<string, ReadonlyMap<string, string>>();
 
-  constructor(private readonly storage: Memento) {
-    this.records = (storage.get<RunSnapshot[]>(STORAGE_KEY) ?? []).map(toRecord);
+  constructor(private readonly storage: RunsStore) {
+    this.records = storage.read().map(toRecord);
   }
 
   /** Newest first. */
@@ -355,7 +351,7 @@ export class RunsModel implements Disposable {
     this.persistTimer = undefined;
     // Only finished runs: a running one ends with the window's language server.
     const finished = this.records.filter((run) => run.status !== 'running').map((run) => this.snapshotOf(run));
-    void this.storage.update(STORAGE_KEY, storedRuns(finished));
+    this.storage.write(storedRuns(finished));
   }
 
   dispose(): void {

@@ -1,6 +1,9 @@
-// What of the finished runs is kept across a window reload (workspaceState): every run and task, but outputs only
-// within a budget, newest runs first. The state is read at every window start, so megabytes of outputs would slow it;
-// an output kept serves Show Output and Re-run Failed (which runs a completed task again when its output is gone).
+// What of the finished runs is kept across a window reload, and where: every run and task, but outputs only within a
+// budget, newest runs first (megabytes of outputs would slow every start); an output kept serves Show Output and
+// Re-run Failed (which runs a completed task again when its output is gone).
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { ExtensionContext, Memento } from 'vscode';
 import type { RunSnapshot, TaskSnapshot } from './runs';
 import { MAX_SENT_OUTPUTS_BYTES, MAX_SENT_OUTPUT_BYTES } from '../../server/src/protocol/run';
 
@@ -22,6 +25,60 @@ export function storedRuns(runs: readonly RunSnapshot[]): RunSnapshot[] {
     return { ...task, output: undefined, outputNotKeptBytes: bytes };
   };
   return runs.map((run) => ({ ...run, tasks: run.tasks.map(stored) }));
+}
+
+/** Where the finished runs are kept across a window reload. */
+export interface RunsStore {
+  read(): RunSnapshot[];
+  write(runs: readonly RunSnapshot[]): void;
+}
+
+/**
+ * A JSON file in the workspace's storage folder (`context.storageUri`), read and written by the extension host alone.
+ * Kept in workspaceState, the runs crossed into the window's thread at each run's end (3 MB for 10,000 tasks: 150-200
+ * ms of it in a CPU profile of the window) and were read at every start of the window. A file that cannot be read is
+ * no runs; one that cannot be written loses the runs at the next reload only.
+ */
+export function runsFile(file: string): RunsStore {
+  return {
+    read() {
+      try {
+        const runs: unknown = JSON.parse(readFileSync(file, 'utf8'));
+        return Array.isArray(runs) ? (runs as RunSnapshot[]) : [];
+      } catch {
+        return [];
+      }
+    },
+    write(runs) {
+      try {
+        mkdirSync(dirname(file), { recursive: true });
+        // Whole or not at all: a reload never reads half a file.
+        writeFileSync(`${file}.partial`, JSON.stringify(runs));
+        renameSync(`${file}.partial`, file);
+      } catch {
+        // Nothing to tell the user at this point: the runs are still listed until the window reloads.
+      }
+    },
+  };
+}
+
+/** The key the runs are kept under in workspaceState, where a window without a folder (no storage folder) keeps them. */
+const RUNS_STATE_KEY = 'acmp.runs';
+
+/** A window's runs store: a file in its storage folder, or workspaceState in a window without a folder. */
+export function runsStore(context: Pick<ExtensionContext, 'storageUri' | 'workspaceState'>): RunsStore {
+  const folder = context.storageUri;
+  if (folder?.scheme !== 'file') return runsMemento(context.workspaceState);
+  // Earlier builds kept them in workspaceState: the window's storage is freed of them.
+  void context.workspaceState.update(RUNS_STATE_KEY, undefined);
+  return runsFile(join(folder.fsPath, 'runs.json'));
+}
+
+function runsMemento(memento: Memento): RunsStore {
+  return {
+    read: () => memento.get<RunSnapshot[]>(RUNS_STATE_KEY) ?? [],
+    write: (runs) => void memento.update(RUNS_STATE_KEY, runs),
+  };
 }
 
 /** What Show Output says of an output that was not kept across the reload. */

@@ -1,6 +1,9 @@
 // What of the finished runs survives a window reload: every run and task, outputs only within the budget, newest
 // runs first; what Show Output then says of an output left out.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunSnapshot, TaskSnapshot } from '../../client/src/runs';
 import {
@@ -8,6 +11,7 @@ import {
   MAX_STORED_OUTPUT_BYTES,
   outputNotKept,
   outputNotSent,
+  runsFile,
   storedRuns,
 } from '../../client/src/storedRuns';
 
@@ -101,4 +105,24 @@ test('Show Output names the task, the size and why the output is gone', () => {
     'The output of task_big (3.2 MB) was not kept across the window reload: outputs over 1 MB, or beyond 8 MB for all ' +
       'kept runs together, are not stored. Run the DAG again to see it.',
   );
+});
+
+test('the runs file: written whole, read back as written; missing, unreadable or not a list, it is no runs', (t) => {
+  const folder = mkdtempSync(join(tmpdir(), 'acmp-runs-file-'));
+  t.after(() => rmSync(folder, { recursive: true, force: true }));
+  // The storage folder does not exist until the first run is stored.
+  const store = runsFile(join(folder, 'workspace', 'runs.json'));
+  assert.deepEqual(store.read(), []);
+  const runs = [run('run_new', [task('task_a', 1_000), task('task_b')]), run('run_old', [task('task_c')])];
+  store.write(runs);
+  assert.deepEqual(runsFile(join(folder, 'workspace', 'runs.json')).read(), runs);
+  for (const text of ['{"runs": [', '{"runId": "run_new"}', '']) {
+    writeFileSync(join(folder, 'workspace', 'runs.json'), text);
+    assert.deepEqual(store.read(), [], text);
+  }
+  // A file where the folder should be: nothing is written, and nothing throws.
+  writeFileSync(join(folder, 'blocked'), '');
+  const blocked = runsFile(join(folder, 'blocked', 'runs.json'));
+  blocked.write(runs);
+  assert.deepEqual(blocked.read(), []);
 });
