@@ -551,6 +551,11 @@ function paintCache(): void {
   let step = 0;
   const next = (): void => {
     if (generation !== cacheGeneration || shown !== painted) return;
+    // A stripe and a frame of zooming or panning together made a frame of about 100 ms: the user goes first.
+    if (performance.now() - lastInputAt < CACHE_IDLE_MS) {
+      setTimeout(next, CACHE_IDLE_MS);
+      return;
+    }
     if (step < stripes) {
       const left = step * stripeWidth;
       target.save();
