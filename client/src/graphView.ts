@@ -10,7 +10,7 @@ import {
 } from 'vscode-languageclient/node';
 import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
-import { type FromGraphPage, type PostedState, type ToGraphPage, graphHtml } from './graphPage';
+import { type FromGraphPage, type PostedStates, type ToGraphPage, graphHtml, postState } from './graphPage';
 import type { RunsChange, RunsModel } from './runs';
 
 const SHOW_GRAPH_COMMAND = 'acmp.showGraph';
@@ -110,33 +110,35 @@ class GraphPanel {
       !change.ended.has(latest.runId);
     if (onlyChanged) {
       const changedTasks = change.tasks.get(latest.runId);
-      const changed: Record<string, PostedState> = {};
+      const changed: PostedStates = {};
+      let changes = 0;
       for (const taskId of changedTasks ?? []) {
         const state = this.runs.task(latest.runId, taskId)?.state;
         if (state === undefined || this.postedStates.get(taskId) === state) continue;
         this.postedStates.set(taskId, state);
-        changed[taskId] = state;
+        postState(changed, taskId, state);
+        changes++;
       }
-      if (Object.keys(changed).length > 0) this.post({ type: 'states', reset: false, states: changed, running: true });
+      if (changes > 0) this.post({ type: 'states', reset: false, states: changed, running: true });
       return;
     }
     const run = this.runs.latestOf(this.uri.toString());
     const newRun = run?.runId !== this.postedRunId;
     if (reset || newRun) this.postedStates.clear();
-    const changed: Record<string, PostedState> = {};
+    const changed: PostedStates = {};
     let changes = 0;
     const current = new Set<string>();
     for (const { taskId, state } of run?.tasks ?? []) {
       current.add(taskId);
       if (this.postedStates.get(taskId) === state) continue;
       this.postedStates.set(taskId, state);
-      changed[taskId] = state;
+      postState(changed, taskId, state);
       changes++;
     }
     for (const taskId of this.postedStates.keys()) {
       if (current.has(taskId)) continue;
       this.postedStates.delete(taskId);
-      changed[taskId] = null;
+      postState(changed, taskId);
       changes++;
     }
     const running = run?.status === 'running';

@@ -1003,17 +1003,19 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
         for (const state of Object.keys(stateCounts) as TaskState[]) stateCounts[state] = 0;
       }
       const changed: number[] = [];
-      for (const taskId of Object.keys(message.states)) {
-        const state = message.states[taskId]!;
-        const old = states.get(taskId);
-        if (old !== undefined) stateCounts[old]--;
-        if (state === null) states.delete(taskId);
-        else {
-          states.set(taskId, state);
-          stateCounts[state]++;
+      for (const [key, taskIds] of Object.entries(message.states)) {
+        const state = key === 'none' ? undefined : (key as TaskState);
+        for (const taskId of taskIds) {
+          const old = states.get(taskId);
+          if (old !== undefined && Object.hasOwn(stateCounts, old)) stateCounts[old]--;
+          if (state === undefined) states.delete(taskId);
+          else {
+            states.set(taskId, state);
+            if (Object.hasOwn(stateCounts, state)) stateCounts[state]++;
+          }
+          const n = shown?.boxOf.get(taskId);
+          if (n !== undefined && !message.reset) changed.push(n);
         }
-        const n = shown?.boxOf.get(taskId);
-        if (n !== undefined && !message.reset) changed.push(n);
       }
       runGoing = message.running;
       if (shown !== undefined)

@@ -292,11 +292,11 @@ describe('the graph webview, rendered in a DOM', () => {
     const [a, b, c] = [HOSTILE.img, HOSTILE.entities, HOSTILE.closesText];
     const graph = laidOut(graphOf('dag_states', [node(a, 'echo'), node(b), node(c)]));
     page.send({ type: 'graph', graph, stale: false });
-    page.send({ type: 'states', reset: true, states: { [a]: 'running', [b]: 'pending' }, running: true });
+    page.send({ type: 'states', reset: true, states: { running: [a], pending: [b] }, running: true });
     page.send({ type: 'cursor', taskId: b });
-    page.send({ type: 'states', reset: false, states: { [a]: 'failed', [b]: null }, running: false });
+    page.send({ type: 'states', reset: false, states: { failed: [a], none: [b] }, running: false });
     // The type allows five states only; a string the page is given must still never be parsed.
-    page.send({ type: 'states', reset: false, states: { [c]: HOSTILE.svgOnload as TaskState }, running: false });
+    page.send({ type: 'states', reset: false, states: { [HOSTILE.svgOnload as TaskState]: [c] }, running: false });
     await page.frame();
     assertNothingInterpreted(page);
 
