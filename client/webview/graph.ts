@@ -396,11 +396,11 @@ function paintBoxes(
   const fine = 1 / pixel > CACHE_MAX_SCALE;
   const widest = fine ? 2.5 * Math.max(pixel, 1) : pixel;
   for (const [look, boxes] of looks) {
-    if (over && !fine) {
-      // The old outline, one pixel wide, is covered by a box a pixel and a half larger (a fill: a wider stroke costs).
+    if (over) {
+      // The old outline is covered by a box larger by one and a half outlines (a fill: a wider stroke costs).
       const { boxes: at } = shown!.layout;
       target.beginPath();
-      const margin = 1.5 * pixel;
+      const margin = 1.5 * widest;
       for (const n of boxes)
         target.rect(at[2 * n]! - margin, at[2 * n + 1]! - margin, BOX_WIDTH + 2 * margin, BOX_HEIGHT + 2 * margin);
       target.fillStyle = palette.box;
@@ -409,12 +409,6 @@ function paintBoxes(
     traceBoxes(target, boxes);
     target.fillStyle = palette.box;
     target.fill();
-    if (over && fine) {
-      // The old outline may be wider, or show through the gaps of a dashed one.
-      target.strokeStyle = palette.box;
-      target.lineWidth = widest;
-      target.stroke();
-    }
     const colour =
       look === 'none' ? palette.border : look === 'missing' ? palette.warning : palette.states[look as TaskState];
     if (look !== 'none' && look !== 'missing') {
