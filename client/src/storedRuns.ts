@@ -69,8 +69,9 @@ const RUNS_STATE_KEY = 'acmp.runs';
 export function runsStore(context: Pick<ExtensionContext, 'storageUri' | 'workspaceState'>): RunsStore {
   const folder = context.storageUri;
   if (folder?.scheme !== 'file') return runsMemento(context.workspaceState);
-  // Earlier builds kept them in workspaceState: the window's storage is freed of them.
-  void context.workspaceState.update(RUNS_STATE_KEY, undefined);
+  // Earlier builds kept them in workspaceState: the window's storage is freed of them (once: not a write per start).
+  if (context.workspaceState.keys().includes(RUNS_STATE_KEY))
+    void context.workspaceState.update(RUNS_STATE_KEY, undefined);
   return runsFile(join(folder.fsPath, 'runs.json'));
 }
 

@@ -60,7 +60,10 @@ async function recordFrames(frame: Frame): Promise<() => Promise<{ longest: numb
 
 /** How many tasks the graph page drew, and how long after `since` (by default the page's start) it first drew. */
 export async function firstDrawn(page: Page, since?: number): Promise<{ tasks: number; firstDrawnMs: number }> {
-  const frame = await graphFrame(page);
+  return drawnIn(await graphFrame(page), since);
+}
+
+async function drawnIn(frame: Frame, since?: number): Promise<{ tasks: number; firstDrawnMs: number }> {
   const data = await frame.evaluate<{ tasks: number; drawnAt: number; pageStart: number }>(`(() => {
     const { dataset } = document.getElementById('graph');
     return { tasks: Number(dataset.tasks), drawnAt: Number(dataset.drawnAt), pageStart: performance.timeOrigin };
@@ -69,8 +72,8 @@ export async function firstDrawn(page: Page, since?: number): Promise<{ tasks: n
 }
 
 export async function measureGraph(page: Page, since?: number): Promise<GraphFigures> {
-  const drawn = await firstDrawn(page, since);
   const frame = await graphFrame(page);
+  const drawn = await drawnIn(frame, since);
   const canvas = frame.locator('canvas#graph');
   const box = await canvas.boundingBox();
   if (box === null) throw new Error('the graph canvas is not visible');
