@@ -84,7 +84,7 @@ async function main(): Promise<number> {
   const figures: RunFigures[] = [];
   const graphs: { size: number; figures: GraphFigures }[] = [];
   let firstWebview: { tasks: number; firstDrawnMs: number } | undefined;
-  const code = await runWindow(entry, {
+  const { code } = await runWindow(entry, {
     name: 'bench-ui',
     suite: benchUiHostFile,
     trusted: true,

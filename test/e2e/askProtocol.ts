@@ -7,3 +7,11 @@ export interface Asked {
   readonly name: string;
   readonly argument: unknown;
 }
+
+/** A failed test, as one console line with this marker and its title and message as JSON (suite/mocha.ts). */
+export const FAILED_MARKER = 'acmp-e2e: failed ';
+
+export interface FailedTest {
+  readonly title: string;
+  readonly message: string;
+}

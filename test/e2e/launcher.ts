@@ -14,7 +14,7 @@ import { type Frame, type Page, chromium } from 'playwright-core';
 import { e2eCache } from '../support/e2eCache';
 import { freePort } from '../support/system';
 import { Failure, root, run } from './build';
-import { ASK_MARKER, type Asked } from './askProtocol';
+import { ASK_MARKER, type Asked, FAILED_MARKER, type FailedTest } from './askProtocol';
 import type { BrowserRequest, ElementSeen } from './browserProtocol';
 import { cpuProfiler } from './cpuProfiler';
 import { type ProbeStep, graphFrame, probeGraph } from './graphBench';
@@ -248,8 +248,14 @@ function writeWhole(file: string, text: string): void {
   renameSync(`${file}.partial`, file);
 }
 
-/** Runs one window in a fresh code-server and browser profile; resolves with its entry's exit code. */
-export async function runWindow(entry: string, options: WindowOptions): Promise<number> {
+/** How a window's entry ended: its exit code and the tests it reported failed. */
+export interface WindowResult {
+  readonly code: number;
+  readonly failed: readonly FailedTest[];
+}
+
+/** Runs one window in a fresh code-server and browser profile; resolves with how its entry ended. */
+export async function runWindow(entry: string, options: WindowOptions): Promise<WindowResult> {
   const scratch = mkdtempSync(join(tmpdir(), `acmp-e2e-${options.name}-`));
   for (const folder of ['user-data', 'extensions', 'config', 'data', 'cache', 'tmp', 'chromium', 'answers']) {
     mkdirSync(join(scratch, folder));
@@ -265,6 +271,7 @@ export async function runWindow(entry: string, options: WindowOptions): Promise<
     );
   }
   const answersDir = join(scratch, 'answers');
+  const failed: FailedTest[] = [];
   let prepared: PreparedWindow | undefined;
   let server: ChildProcess | undefined;
   let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
@@ -312,6 +319,10 @@ export async function runWindow(entry: string, options: WindowOptions): Promise<
     await page.exposeFunction('codeAutomationLog', (_type: string, args: unknown[]) => {
       // The extension host's console: mocha's reporter writes format strings with their arguments.
       const line = format(...args);
+      if (line.startsWith(FAILED_MARKER)) {
+        failed.push(JSON.parse(line.slice(FAILED_MARKER.length)) as FailedTest);
+        return;
+      }
       const asked = line.startsWith(ASK_MARKER) ? (JSON.parse(line.slice(ASK_MARKER.length)) as Asked) : undefined;
       if (asked === undefined) {
         console.log(line);
@@ -330,7 +341,7 @@ export async function runWindow(entry: string, options: WindowOptions): Promise<
     });
     const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     await page.goto(url);
-    return await exitCode;
+    return { code: await exitCode, failed };
   } finally {
     await browser?.close();
     if (server !== undefined) await stop(server);

@@ -113,15 +113,20 @@ async function main(): Promise<number> {
   await buildExtensionAndSuite();
 
   // Every phase runs, so that one failing does not hide the other's result.
-  let failed = 0;
+  let exitCode = 0;
+  const summary: string[] = [];
   for (const phase of phases) {
     const started = Date.now();
-    const code = await runWindow(entry, phase);
-    console.log(`e2e: ${phase.name} phase: exit code ${code} after ${Math.round((Date.now() - started) / 1000)} s`);
-    if (code !== 0) failed = code;
+    const { code, failed } = await runWindow(entry, phase);
+    const line = `e2e: ${phase.name} phase: exit code ${code} after ${Math.round((Date.now() - started) / 1000)} s`;
+    console.log(line);
+    summary.push(line, ...failed.map((test) => `  failed: ${test.title}: ${test.message}`));
+    if (code !== 0) exitCode = code;
   }
   console.log(`e2e: screenshots in ${screenshots}`);
-  return failed;
+  // Last, so that a log's tail says which phase and which tests failed.
+  for (const line of summary) console.log(line);
+  return exitCode;
 }
 
 main()

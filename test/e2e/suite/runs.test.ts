@@ -183,16 +183,15 @@ suite('Running DAGs in VS Code', () => {
     assert.equal(api.runs().length, before);
   });
 
-  test('a 1,000-task run shows its final states in the tree within a second of its end', async function () {
+  // How soon after the run's end is a figure of `npm run bench:ui` (target: a second); a test does not time it.
+  test('a 1,000-task run shows its final states in the tree', async function () {
     // Only the code-server runner sees the window's DOM (askRunner.ts).
     if (runnerAnswers === undefined) this.skip();
     const uri = await openDag('echo-1000', echoLayersDag(1_000, 'dag_echo_1000'));
     const { report, finalAfterMs } = await measuredRun(uri, { graph: false, displays: ['tree'] });
     assert.equal(report.status, 'completed');
     assert.equal(runOf(api, report).finishedTasks, 1_000);
-    const shownAfter = finalAfterMs.tree;
-    assert.ok(shownAfter !== undefined, 'the tree showed the final states');
-    assert.ok(shownAfter <= 1_000, `the tree showed the final states ${shownAfter} ms after the run's end`);
+    assert.ok(finalAfterMs.tree !== undefined, 'the tree showed the final states');
   });
 
   test('a finished run in the tree, its states in the editor and the graph (screenshot)', async () => {
