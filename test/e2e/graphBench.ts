@@ -19,18 +19,37 @@ export interface GraphFigures {
   readonly zoomFramesOver50Ms: number;
 }
 
-/** The frame whose document holds the graph view's canvas, once it has drawn a graph. */
-export async function graphFrame(page: Page, timeoutMs = 60_000): Promise<Frame> {
+/**
+ * The frame whose document holds the graph view's canvas, once it has drawn a graph (of `tasks` tasks, when given: a
+ * panel closed just before can still be in the page for a moment, showing its own graph).
+ */
+export async function graphFrame(
+  page: Page,
+  { tasks, timeoutMs = 60_000 }: { tasks?: number; timeoutMs?: number } = {},
+): Promise<Frame> {
+  const selector = `canvas#graph[data-drawn-at]${tasks === undefined ? '' : `[data-tasks="${tasks}"]`}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     for (const frame of page.frames()) {
-      const drawn = await frame
-        .locator('canvas#graph[data-drawn-at]')
-        .count()
-        .catch(() => 0);
+      if (frame.isDetached()) continue;
+      // Bounded: a frame being torn down (a panel just closed) may never answer.
+      const drawn = await Promise.race([
+        frame
+          .locator(selector)
+          .count()
+          .catch(() => 0),
+        page.waitForTimeout(1_000).then(
+          () => 0,
+          () => 0,
+        ),
+      ]);
       if (drawn > 0) return frame;
     }
-    if (Date.now() > deadline) throw new Error(`no graph view drew a graph within ${timeoutMs} ms`);
+    if (Date.now() > deadline) {
+      throw new Error(
+        `no graph view drew a graph${tasks === undefined ? '' : ` of ${tasks} tasks`} within ${timeoutMs} ms`,
+      );
+    }
     await page.waitForTimeout(100);
   }
 }
@@ -137,7 +156,8 @@ export async function probeGraph(
   screenshotPath: (name: string) => string,
 ): Promise<(DrawnView | GraphFigures)[]> {
   const found: (DrawnView | GraphFigures)[] = [];
-  const frame = await graphFrame(page);
+  const first = steps[0];
+  const frame = await graphFrame(page, first !== undefined && 'tasks' in first ? { tasks: first.tasks } : {});
   const canvas = frame.locator('canvas#graph');
   const nextFrame = (): Promise<unknown> =>
     frame.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');

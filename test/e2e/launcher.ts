@@ -173,7 +173,7 @@ async function stop(child: ChildProcess): Promise<void> {
  */
 function drawnGraph(page: Page, timeoutMs: number): Promise<Frame | undefined> {
   if (!page.frames().some((frame) => frame.url().includes('webview'))) return Promise.resolve(undefined);
-  return graphFrame(page, timeoutMs).catch(() => undefined);
+  return graphFrame(page, { timeoutMs }).catch(() => undefined);
 }
 
 /** Does what the suite asks of the browser (suite/browser.ts). */

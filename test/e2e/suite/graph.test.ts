@@ -74,6 +74,8 @@ suite('ACMP DAG graph view in VS Code', () => {
 
   test('300 tasks: the whole graph, then zoomed in where labels show (screenshots)', async function () {
     if (runnerAnswers === undefined) this.skip();
+    // Longer than the probe's own waits (60 s to find the page, 60 s for its tasks), so that theirs is the failure.
+    this.timeout(150_000);
     await showMarketGraph(300);
     const [fitted, zoomed] = views(
       await graphProbe([
