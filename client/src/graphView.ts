@@ -10,7 +10,7 @@ import {
 } from 'vscode-languageclient/node';
 import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
-import { type FromGraphPage, type PostedStates, type ToGraphPage, graphHtml, postState } from './graphPage';
+import { type FromGraphPage, type PostedStates, type ToGraphPage, graphHtml, packGraph, postState } from './graphPage';
 import type { RunsChange, RunsModel } from './runs';
 
 const SHOW_GRAPH_COMMAND = 'acmp.showGraph';
@@ -77,7 +77,7 @@ class GraphPanel {
     const shape = JSON.stringify([dagId, nodes.map(({ id, capability }) => [id, capability]), edges, this.stale]);
     if (shape !== this.drawnShape) {
       this.drawnShape = shape;
-      this.post({ type: 'graph', graph: this.graph, stale: this.stale });
+      this.post({ type: 'graph', graph: packGraph(this.graph), stale: this.stale });
     }
     const editor = this.shownEditor();
     if (editor !== undefined) await this.followCursor(editor);
@@ -174,7 +174,7 @@ class GraphPanel {
     if (message.type === 'ready') {
       // The page is new (opened, or shown again after being hidden): it needs everything.
       this.pageReady = true;
-      if (this.graph !== undefined) this.post({ type: 'graph', graph: this.graph, stale: this.stale });
+      if (this.graph !== undefined) this.post({ type: 'graph', graph: packGraph(this.graph), stale: this.stale });
       this.showStates(true);
       this.post({ type: 'cursor', taskId: this.cursorTaskId });
       const editor = this.shownEditor();

@@ -6,7 +6,7 @@
 import { BOX_HEIGHT, BOX_WIDTH, type GraphLayout, layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
-import type { FromGraphPage, ToGraphPage } from '../src/graphPage';
+import { type FromGraphPage, type ToGraphPage, unpackGraph } from '../src/graphPage';
 import './graph.css';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromGraphPage): void };
@@ -18,13 +18,26 @@ const ID_SCALE = 0.4;
 const DETAIL_SCALE = 0.7;
 /** Below this scale edges have no arrowheads and stream_eligible edges no double line. */
 const ARROW_SCALE = 0.3;
-/** The zoomed-out image of the whole graph: at most this scale and size, painted this long after the last input. */
-const CACHE_MAX_SCALE = 0.25;
+/** Below this scale a box's outline is one pixel and solid (paintBoxes). */
+const OUTLINE_SCALE = 0.25;
+/**
+ * The zoomed-out image of the whole graph: at most this scale and size. Zoomed in further, a view holds few enough
+ * boxes to paint them each frame (at 10,000 tasks, a level at twice this scale doubled the image's painting, to 0.7 s).
+ */
+const CACHE_MAX_SCALE = 0.125;
 const CACHE_MAX_PIXELS = 16e6;
 const CACHE_MAX_SIDE = 16_000;
-const CACHE_IDLE_MS = 300;
-/** About this many boxes are painted into the image between two chances for a frame. */
-const CACHE_STRIPE_BOXES = 300;
+/**
+ * The level of the image painted first fits this many pixels a side; the smallest fits this many. The largest comes
+ * next, and the ones between are halved from it.
+ */
+const CACHE_FIRST_SIDE = 2_048;
+const CACHE_MIN_SIDE = 256;
+/** About this many boxes are painted into the image in a step; a step runs at least this often, idle or not. */
+const CACHE_STRIPE_BOXES = 1_000;
+/** The width in pixels of a column of a level of the image. */
+const CACHE_COLUMN = 256;
+const CACHE_STEP_TIMEOUT_MS = 100;
 /** At most this many boxes whose state changed are painted again into the image a frame. */
 const CHANGED_BOXES_A_FRAME = 2_500;
 const FIT_MARGIN = 24;
@@ -93,8 +106,6 @@ let overviewStale = true;
 let animation: ReturnType<typeof setTimeout> | undefined;
 /** Boxes painted in the last frame drawn live. */
 let visibleBoxes = 0;
-/** When the user last zoomed or panned (performance.now()). */
-let lastInputAt = -Infinity;
 let palette = readPalette();
 
 function shownOf(
@@ -205,7 +216,6 @@ function fit(): void {
 
 /** Zooms by `factor` keeping the point (x, y) of the view (CSS pixels) where it is. */
 function zoom(factor: number, x = size().width / 2, y = size().height / 2): void {
-  lastInputAt = performance.now();
   const scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, transform.scale * factor));
   transform.x = x - ((x - transform.x) * scale) / transform.scale;
   transform.y = y - ((y - transform.y) * scale) / transform.scale;
@@ -214,7 +224,6 @@ function zoom(factor: number, x = size().width / 2, y = size().height / 2): void
 }
 
 function pan(dx: number, dy: number): void {
-  lastInputAt = performance.now();
   transform.x += dx;
   transform.y += dy;
   requestFrame();
@@ -375,8 +384,8 @@ function paint(target: CanvasRenderingContext2D, scale: number, rect: WorldRect,
  * Paints boxes, one path a look, on a context transformed to 1 / `pixel`; returns whether a running task was among
  * them. `over`: the boxes were painted before in another look, whose outline the new one must cover.
  *
- * Zoomed out beyond CACHE_MAX_SCALE (where a box shows no text and the image of the whole graph is drawn) outlines
- * are one pixel and solid: rasterising 10,000 outlines of 2.5 px took 200 ms in Chromium's software canvas, dashed
+ * Zoomed out beyond OUTLINE_SCALE (where a box shows no text, and further out the image of the whole graph is drawn)
+ * outlines are one pixel and solid: rasterising 10,000 outlines of 2.5 px took 200 ms in Chromium's software canvas, dashed
  * ones 0.3-4 s, one-pixel ones 10-25 ms. There a look is told by its colour, its glyph and dash once zoomed in.
  */
 function paintBoxes(
@@ -393,7 +402,7 @@ function paintBoxes(
     if (boxes === undefined) looks.set(look, (boxes = []));
     boxes.push(n);
   }
-  const fine = 1 / pixel > CACHE_MAX_SCALE;
+  const fine = 1 / pixel > OUTLINE_SCALE;
   const widest = fine ? 2.5 * Math.max(pixel, 1) : pixel;
   for (const [look, boxes] of looks) {
     if (over) {
@@ -432,18 +441,28 @@ function paintBoxes(
 
 /**
  * The whole graph painted once at a small scale: zoomed out that far, a frame draws this image instead of every
- * edge again (what keeps panning 10,000 tasks under 50 ms a frame). Painted again when idle after a change.
+ * edge again (what keeps panning 10,000 tasks under 50 ms a frame). Painted again, when idle, after what is shown or
+ * its colours change.
  */
 interface CacheLevel {
-  readonly image: HTMLCanvasElement;
   readonly scale: number;
+  /** The image's size in pixels. */
+  readonly width: number;
+  readonly height: number;
+  /**
+   * The image in columns CACHE_COLUMN pixels wide: one canvas of a level of 10,000 tasks (14 million pixels) took
+   * 150 ms to allocate, in one frame; a column takes a few milliseconds.
+   */
+  readonly columns: HTMLCanvasElement[];
   /** For each box, the change of state its looks in this level show (changedAt's value when painted). */
   readonly paintedAt: Uint32Array;
   /** Every change up to this one is painted. */
   paintedThrough: number;
 }
+/** The levels painted so far, from the largest scale. */
 let cache: { readonly levels: readonly CacheLevel[] } | undefined;
-let cacheTimer: ReturnType<typeof setTimeout> | undefined;
+/** Bumped when a new image is begun: the painting of an older one stops. */
+let cacheGeneration = 0;
 /**
  * For each box shown, the number of the last change of state it had (0: none since shown), and the count of
  * changes: a level of the image paints again the boxes whose number differs from what it painted (typed arrays: a
@@ -457,14 +476,13 @@ function shownChanged(): void {
   cache = undefined;
   changedAt = new Uint32Array(shown === undefined ? 0 : shown.layout.boxes.length / 2);
   changes = 0;
-  cacheGeneration++;
   looksChanged();
 }
 
 /** Colours changed: everything is painted again. */
 function looksChanged(): void {
   overviewStale = true;
-  paintCacheSoon();
+  paintCache();
   requestFrame();
 }
 
@@ -479,6 +497,13 @@ function statesChanged(changed: readonly number[]): void {
   requestFrame();
 }
 
+/** Column c of a level: a canvas, and a context whose world coordinates are the level's. */
+function columnContext(level: CacheLevel, c: number): CanvasRenderingContext2D {
+  const target = level.columns[c]!.getContext('2d')!;
+  target.setTransform(level.scale, 0, 0, level.scale, -c * CACHE_COLUMN, 0);
+  return target;
+}
+
 /**
  * Paints changed boxes of a level of the image again, over their old looks: at most CHANGED_BOXES_A_FRAME of them, the
  * rest in the next frames (the frame that first draws the image after a change pays for rasterising them: at a
@@ -486,100 +511,168 @@ function statesChanged(changed: readonly number[]): void {
  */
 function currentLevel(level: CacheLevel): CacheLevel {
   if (level.paintedThrough === changes) return level;
-  const batch: number[] = [];
+  const { boxes } = shown!.layout;
+  const byColumn = new Map<number, number[]>();
+  let painted = 0;
   let all = true;
   for (let n = 0; n < changedAt.length; n++) {
     if (changedAt[n] === level.paintedAt[n]) continue;
-    if (batch.length === CHANGED_BOXES_A_FRAME) {
+    if (painted === CHANGED_BOXES_A_FRAME) {
       all = false;
       break;
     }
-    batch.push(n);
+    painted++;
     level.paintedAt[n] = changedAt[n]!;
+    // The box and the margin paintBoxes paints over its old outline, in the columns they cross.
+    const first = Math.floor((boxes[2 * n]! * level.scale - 2) / CACHE_COLUMN);
+    const last = Math.floor(((boxes[2 * n]! + BOX_WIDTH) * level.scale + 2) / CACHE_COLUMN);
+    for (let c = Math.max(0, first); c <= Math.min(last, level.columns.length - 1); c++) {
+      let list = byColumn.get(c);
+      if (list === undefined) byColumn.set(c, (list = []));
+      list.push(n);
+    }
   }
   if (all) level.paintedThrough = changes;
-  const target = level.image.getContext('2d')!;
-  target.setTransform(level.scale, 0, 0, level.scale, 0, 0);
-  paintBoxes(target, batch, 1 / level.scale, 0, true);
+  for (const [c, list] of byColumn) paintBoxes(columnContext(level, c), list, 1 / level.scale, 0, true);
   if (!all) requestFrame();
   return level;
 }
 
-function paintCacheSoon(): void {
-  if (cacheTimer !== undefined) return;
-  cacheTimer = setTimeout(() => {
-    cacheTimer = undefined;
-    // Not while the user moves the view: painting it takes a long frame.
-    if (performance.now() - lastInputAt < CACHE_IDLE_MS) paintCacheSoon();
-    else paintCache();
-  }, CACHE_IDLE_MS);
+/**
+ * Calls back when the page is idle, or after CACHE_STEP_TIMEOUT_MS when it is not; where there is no
+ * requestIdleCallback (Safari, which VS Code for the Web can run in), in a task of its own, as if timed out.
+ */
+function whenIdle(callback: IdleRequestCallback): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(callback, { timeout: CACHE_STEP_TIMEOUT_MS });
+  else setTimeout(() => callback({ didTimeout: true, timeRemaining: () => 0 }), 0);
 }
 
-/** Bumped when a new image is begun: a painting of an older one stops. */
-let cacheGeneration = 0;
+/** A level of the image of what is shown at `scale`, showing the states as they are now; no column yet. */
+function newLevel(scale: number): CacheLevel {
+  return {
+    scale,
+    width: Math.ceil(shown!.layout.width * scale) + 2,
+    height: Math.ceil(shown!.layout.height * scale) + 2,
+    columns: [],
+    paintedAt: changedAt.slice(),
+    paintedThrough: changes,
+  };
+}
+
+function newColumn(level: CacheLevel, c: number): HTMLCanvasElement {
+  const column = document.createElement('canvas');
+  column.width = Math.min(CACHE_COLUMN, level.width - c * CACHE_COLUMN);
+  column.height = level.height;
+  level.columns[c] = column;
+  return column;
+}
 
 /**
- * Paints the image in vertical stripes, one task each, each flushed to pixels before the next (a frame can come
- * between), then halves it until it is small, so that a frame scales it down at most by two.
+ * Paints the image's levels when the page is idle (requestIdleCallback), in steps of a few milliseconds: a stripe of a
+ * column of a level, flushed to pixels (a frame can come between two steps), or a column of a level halved from the
+ * larger one. The level that shows the whole graph in about a screen comes first, then the smaller ones halved from
+ * it, then the larger ones from the smallest: each is drawn from as soon as it is painted. (Before, the largest came
+ * first and none was used until all were; input put the painting off, so zooming out meanwhile painted all 10,000
+ * boxes and their edges in a frame: 117-133 ms in VS Code.)
  */
 function paintCache(): void {
   if (shown === undefined) return;
   const painted = shown;
   const generation = ++cacheGeneration;
   const { width, height } = painted.layout;
-  let scale = Math.min(
+  const largest = Math.min(
     CACHE_MAX_SCALE,
     Math.sqrt(CACHE_MAX_PIXELS / Math.max(1, width * height)),
     CACHE_MAX_SIDE / Math.max(1, width),
     CACHE_MAX_SIDE / Math.max(1, height),
   );
-  // What the image shows of states is what they are now; later changes are painted over it.
-  const [begunAt, begunThrough] = [changedAt.slice(), changes];
-  const image = document.createElement('canvas');
-  image.width = Math.ceil(width * scale) + 2;
-  image.height = Math.ceil(height * scale) + 2;
-  const target = image.getContext('2d', { willReadFrequently: false })!;
-  const stripes = Math.max(1, Math.ceil(painted.layout.boxes.length / 2 / CACHE_STRIPE_BOXES));
-  const stripeWidth = (width + 1) / stripes;
-  const levels: CacheLevel[] = [{ image, scale, paintedAt: begunAt, paintedThrough: begunThrough }];
-  let step = 0;
-  const next = (): void => {
-    if (generation !== cacheGeneration || shown !== painted) return;
-    // A stripe and a frame of zooming or panning together made a frame of about 100 ms: the user goes first.
-    if (performance.now() - lastInputAt < CACHE_IDLE_MS) {
-      setTimeout(next, CACHE_IDLE_MS);
-      return;
-    }
-    if (step < stripes) {
-      const left = step * stripeWidth;
-      target.save();
-      target.setTransform(scale, 0, 0, scale, 0, 0);
-      target.beginPath();
-      target.rect(left, -1, stripeWidth, height + 2);
-      target.clip();
-      paint(target, scale, { left: left - BOX_WIDTH, top: -Infinity, right: left + stripeWidth, bottom: Infinity }, 0);
-      target.restore();
-      target.getImageData(0, 0, 1, 1);
-    } else {
-      const larger = levels.at(-1)!.image;
-      if (larger.width <= 256 && larger.height <= 256) {
-        cache = { levels };
-        requestFrame();
-        return;
-      }
-      const smaller = document.createElement('canvas');
-      smaller.width = Math.ceil(larger.width / 2);
-      smaller.height = Math.ceil(larger.height / 2);
-      const smallerContext = smaller.getContext('2d')!;
-      smallerContext.drawImage(larger, 0, 0, smaller.width, smaller.height);
-      smallerContext.getImageData(0, 0, 1, 1);
-      scale /= 2;
-      levels.push({ image: smaller, scale, paintedAt: begunAt.slice(), paintedThrough: begunThrough });
-    }
-    step++;
-    setTimeout(next, 0);
+  const fits = (scale: number, side: number): boolean => width * scale <= side && height * scale <= side;
+  const scales = [largest];
+  while (!fits(scales.at(-1)!, CACHE_MIN_SIDE)) scales.push(scales.at(-1)! / 2);
+  const first = scales.findIndex((scale) => fits(scale, CACHE_FIRST_SIDE));
+
+  const levels: CacheLevel[] = [];
+  const levelPainted = (level: CacheLevel): void => {
+    levels.push(level);
+    levels.sort((a, b) => b.scale - a.scale);
+    cache = { levels: [...levels] };
+    requestFrame();
   };
-  next();
+  const steps: (() => void)[] = [];
+  /** Steps that paint a level from the graph, in stripes of about CACHE_STRIPE_BOXES boxes were they spread evenly. */
+  const paintLevel = (scale: number): CacheLevel => {
+    const level = newLevel(scale);
+    const boxCount = painted.layout.boxes.length / 2;
+    const columns = Math.ceil(level.width / CACHE_COLUMN);
+    for (let c = 0; c < columns; c++) {
+      const columnWidth = Math.min(CACHE_COLUMN, level.width - c * CACHE_COLUMN);
+      const stripes = Math.max(1, Math.round((boxCount * columnWidth) / level.width / CACHE_STRIPE_BOXES));
+      for (let stripe = 0; stripe < stripes; stripe++) {
+        steps.push(() => {
+          if (stripe === 0) newColumn(level, c);
+          const target = columnContext(level, c);
+          const left = (c * CACHE_COLUMN + (stripe * columnWidth) / stripes) / scale;
+          const right = (c * CACHE_COLUMN + ((stripe + 1) * columnWidth) / stripes) / scale;
+          target.save();
+          target.beginPath();
+          target.rect(left, -1, right - left, height + 2);
+          target.clip();
+          paint(target, scale, { left: left - BOX_WIDTH, top: -Infinity, right, bottom: Infinity }, 0);
+          target.restore();
+          target.getImageData(0, 0, 1, 1);
+          if (c === columns - 1 && stripe === stripes - 1) levelPainted(level);
+        });
+      }
+    }
+    return level;
+  };
+  /** Steps that halve a level into one of half its scale, a column a step (after the larger one's steps). */
+  const halveLevel = (larger: CacheLevel): CacheLevel => {
+    const level = newLevel(larger.scale / 2);
+    const columns = Math.ceil(level.width / CACHE_COLUMN);
+    for (let c = 0; c < columns; c++) {
+      steps.push(() => {
+        // What the larger level shows of states now, which this level's columns will show or later ones.
+        if (c === 0) {
+          level.paintedAt.set(larger.paintedAt);
+          level.paintedThrough = larger.paintedThrough;
+        }
+        const target = newColumn(level, c).getContext('2d')!;
+        for (const from of [2 * c, 2 * c + 1]) {
+          const source = larger.columns[from];
+          if (source === undefined) continue;
+          const x = (from * CACHE_COLUMN) / 2 - c * CACHE_COLUMN;
+          target.drawImage(source, x, 0, source.width / 2, source.height / 2);
+        }
+        target.getImageData(0, 0, 1, 1);
+        if (c === columns - 1) levelPainted(level);
+      });
+    }
+    return level;
+  };
+  // Painting a level costs about the same at any scale (the edges are stroked again for each), halving one little.
+  let smaller = paintLevel(scales[first]!);
+  for (let n = first + 1; n < scales.length; n++) smaller = halveLevel(smaller);
+  if (first > 0) {
+    let larger = paintLevel(scales[0]!);
+    for (let n = 1; n < first; n++) larger = halveLevel(larger);
+  }
+
+  let next = 0;
+  let stepMs = 0;
+  const run = (deadline: IdleDeadline): void => {
+    if (generation !== cacheGeneration || shown !== painted) return;
+    // As many steps as the idle time holds (each about as long as the last), or one when the page was not idle.
+    while (next < steps.length && (deadline.didTimeout || deadline.timeRemaining() > stepMs)) {
+      const started = performance.now();
+      steps[next++]!();
+      stepMs = performance.now() - started;
+      if (deadline.didTimeout) break;
+    }
+    if (next < steps.length) whenIdle(run);
+  };
+  // After the next frame: a new graph is drawn first.
+  requestAnimationFrame(() => whenIdle(run));
 }
 
 function draw(now: number): void {
@@ -598,15 +691,16 @@ function draw(now: number): void {
   // The smallest level still as sharp as the screen's pixels.
   const level = cache?.levels.reduce((best, candidate) => (candidate.scale >= scale * ratio ? candidate : best));
   if (level !== undefined && scale <= cache!.levels[0]!.scale) {
-    context.setTransform(ratio, 0, 0, ratio, 0, 0);
-    const { image } = currentLevel(level);
-    context.drawImage(
-      image,
-      transform.x,
-      transform.y,
-      (image.width * scale) / level.scale,
-      (image.height * scale) / level.scale,
-    );
+    // In device pixels, each column from a whole pixel to the next column's: no seam between them.
+    context.setTransform(1, 0, 0, 1, 0, 0);
+    const { columns } = currentLevel(level);
+    const pixels = (ratio * scale) / level.scale;
+    const at = (c: number): number => Math.round(ratio * transform.x + c * CACHE_COLUMN * pixels);
+    const [top, bottom] = [Math.round(ratio * transform.y), Math.round(ratio * transform.y + level.height * pixels)];
+    columns.forEach((column, c) => {
+      const [left, right] = [at(c), c === columns.length - 1 ? at(c) + Math.round(column.width * pixels) : at(c + 1)];
+      if (right >= 0 && left <= canvas.width) context.drawImage(column, left, top, right - left, bottom - top);
+    });
     context.setTransform(ratio * scale, 0, 0, ratio * scale, ratio * transform.x, ratio * transform.y);
   } else {
     context.setTransform(ratio * scale, 0, 0, ratio * scale, ratio * transform.x, ratio * transform.y);
@@ -975,7 +1069,7 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
   switch (message.type) {
     case 'graph': {
       const first = whole === undefined;
-      graph = message.graph;
+      graph = unpackGraph(message.graph);
       graphSummary = summaryOf(graph, message.stale);
       const ids = graph.nodes.map((node) => node.id);
       whole = shownOf(

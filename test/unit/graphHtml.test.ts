@@ -1,7 +1,9 @@
 // The graph webview's page: a strict Content-Security-Policy, no inline script or style, nothing from the network.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { graphHtml } from '../../client/src/graphPage';
+import { graphHtml, packGraph, unpackGraph } from '../../client/src/graphPage';
+import { layOutTasks } from '../../server/src/dag/layout';
+import type { DagGraph } from '../../server/src/protocol/run';
 
 const CSP_SOURCE = 'https://file+.vscode-resource.vscode-cdn.net';
 const resources = {
@@ -40,5 +42,27 @@ describe('the graph webview page', () => {
     const hostile = graphHtml({ ...resources, scriptUri: '"><script>alert(1)</script>' });
     assert.equal([...hostile.matchAll(/<script\b/g)].length, 1);
     assert.match(hostile, /src="&quot;&gt;&lt;script&gt;alert\(1\)&lt;\/script&gt;"/);
+  });
+
+  test('a graph reaches the page whole: packed into typed arrays, through a structured clone, unpacked', () => {
+    const nodes = [
+      { id: 'a', capability: 'echo', line: 3, character: 6 },
+      { id: 'b', capability: undefined, line: 9, character: 6 },
+      { id: 'c <&>', capability: 'cap:x', line: 14, character: 8 },
+    ];
+    const edges = [
+      { from: 'a', to: 'b', cycle: false, dangling: false, streamEligible: true },
+      { from: 'b', to: 'c <&>', cycle: true, dangling: false, streamEligible: false },
+      { from: 'c <&>', to: 'b', cycle: true, dangling: false, streamEligible: false },
+      { from: 'ghost', to: 'a', cycle: false, dangling: true, streamEligible: false },
+      { from: 'b', to: 'b', cycle: true, dangling: false, streamEligible: false },
+    ];
+    const ids = nodes.map(({ id }) => id);
+    const graph: DagGraph = { parsed: true, dagId: 'dag_x', nodes, edges, layout: layOutTasks(ids, edges) };
+    const packed = packGraph(graph);
+    assert.deepEqual(packed.names, ['a', 'b', 'c <&>', 'ghost']);
+    assert.deepEqual(unpackGraph(structuredClone(packed)), graph);
+    const withoutLayout: DagGraph = { parsed: false, dagId: undefined, nodes, edges };
+    assert.deepEqual(unpackGraph(structuredClone(packGraph(withoutLayout))), withoutLayout);
   });
 });

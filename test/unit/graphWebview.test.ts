@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, before, describe, test } from 'node:test';
 import * as esbuild from 'esbuild';
 import { JSDOM, VirtualConsole } from 'jsdom';
-import { type FromGraphPage, type ToGraphPage, graphHtml } from '../../client/src/graphPage';
+import { type FromGraphPage, type ToGraphPage, graphHtml, packGraph } from '../../client/src/graphPage';
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
@@ -228,7 +228,7 @@ describe('the graph webview, rendered in a DOM', () => {
     ];
     const edges = nodes.slice(1).map((to, index) => edge(nodes[index]!.id, to.id));
     const graph = laidOut(graphOf(dagId, nodes, edges));
-    page.send({ type: 'graph', graph, stale: false });
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
     await page.frame();
     assertNothingInterpreted(page);
 
@@ -256,7 +256,7 @@ describe('the graph webview, rendered in a DOM', () => {
     const graph = laidOut(
       graphOf(undefined, [node(HOSTILE.img, 'echo')], [edge(HOSTILE.img, missing, { dangling: true })]),
     );
-    page.send({ type: 'graph', graph, stale: true });
+    page.send({ type: 'graph', graph: packGraph(graph), stale: true });
     await page.frame();
     assertNothingInterpreted(page);
 
@@ -273,11 +273,13 @@ describe('the graph webview, rendered in a DOM', () => {
     const [a, b] = [HOSTILE.closesText, HOSTILE.foreignObject];
     page.send({
       type: 'graph',
-      graph: laidOut(
-        graphOf(
-          HOSTILE.handler,
-          [node(a, HOSTILE.img), node(b, HOSTILE.svgOnload)],
-          [edge(a, b, { cycle: true }), edge(b, a, { cycle: true }), edge(b, b, { cycle: true })],
+      graph: packGraph(
+        laidOut(
+          graphOf(
+            HOSTILE.handler,
+            [node(a, HOSTILE.img), node(b, HOSTILE.svgOnload)],
+            [edge(a, b, { cycle: true }), edge(b, a, { cycle: true }), edge(b, b, { cycle: true })],
+          ),
         ),
       ),
       stale: false,
@@ -291,7 +293,7 @@ describe('the graph webview, rendered in a DOM', () => {
     const page = openPage();
     const [a, b, c] = [HOSTILE.img, HOSTILE.entities, HOSTILE.closesText];
     const graph = laidOut(graphOf('dag_states', [node(a, 'echo'), node(b), node(c)]));
-    page.send({ type: 'graph', graph, stale: false });
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
     page.send({ type: 'states', reset: true, states: { running: [a], pending: [b] }, running: true });
     page.send({ type: 'cursor', taskId: b });
     page.send({ type: 'states', reset: false, states: { failed: [a], none: [b] }, running: false });
@@ -319,7 +321,7 @@ describe('the graph webview, rendered in a DOM', () => {
         ids.map((id) => node(id)),
       ),
     );
-    page.send({ type: 'graph', graph, stale: false });
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
     page.send({ type: 'cursor', taskId: ids[0] });
     await page.frame();
 
@@ -342,7 +344,7 @@ describe('the graph webview, rendered in a DOM', () => {
         ids.slice(1).map((id, n) => edge(ids[n]!, id)),
       ),
     );
-    page.send({ type: 'graph', graph, stale: false });
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
     await page.frame();
     const fitted = Number(page.drawn().scale);
     page.press('+');
