@@ -33,11 +33,10 @@ const CACHE_MAX_SIDE = 16_000;
  */
 const CACHE_FIRST_SIDE = 2_048;
 const CACHE_MIN_SIDE = 256;
-/** About this many boxes are painted into the image in a step; a step runs at least this often, idle or not. */
+/** About this many boxes are painted into the image in a step. */
 const CACHE_STRIPE_BOXES = 1_000;
 /** The width in pixels of a column of a level of the image. */
 const CACHE_COLUMN = 256;
-const CACHE_STEP_TIMEOUT_MS = 100;
 /** At most this many boxes whose state changed are painted again into the image a frame. */
 const CHANGED_BOXES_A_FRAME = 2_500;
 const FIT_MARGIN = 24;
@@ -91,6 +90,20 @@ let graphSummary = '';
 let whole: Shown | undefined;
 let shown: Shown | undefined;
 const states = new Map<string, TaskState>();
+/** The states a box can show, numbered for `boxStates` (0: none). */
+const BOX_STATES: readonly (TaskState | undefined)[] = [
+  undefined,
+  'pending',
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+];
+/**
+ * Each shown box's state, numbered as in BOX_STATES (a missing task's: none): a frame reads those of every box in
+ * sight, and the overview those of all (a lookup of each box's id in `states` took 20 ms a run of 10,000 tasks).
+ */
+let boxStates = new Uint8Array(0);
 /** How many tasks of `states` are in each state (counted as they change: the status line shows them at every change). */
 const stateCounts: Record<TaskState, number> = { pending: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
 let runGoing = false;
@@ -274,7 +287,7 @@ function fitted(n: number, line: 0 | 1): string {
 }
 
 function stateOf(n: number): TaskState | undefined {
-  return n < shown!.taskCount ? states.get(shown!.ids[n]!) : undefined;
+  return BOX_STATES[boxStates[n]!];
 }
 
 interface WorldRect {
@@ -405,6 +418,8 @@ function paintBoxes(
   const fine = 1 / pixel > OUTLINE_SCALE;
   const widest = fine ? 2.5 * Math.max(pixel, 1) : pixel;
   for (const [look, boxes] of looks) {
+    const colour =
+      look === 'none' ? palette.border : look === 'missing' ? palette.warning : palette.states[look as TaskState];
     if (over) {
       // The old outline is covered by a box larger by one and a half outlines (a fill: a wider stroke costs).
       const { boxes: at } = shown!.layout;
@@ -418,8 +433,6 @@ function paintBoxes(
     traceBoxes(target, boxes);
     target.fillStyle = palette.box;
     target.fill();
-    const colour =
-      look === 'none' ? palette.border : look === 'missing' ? palette.warning : palette.states[look as TaskState];
     if (look !== 'none' && look !== 'missing') {
       target.globalAlpha = fine ? 0.22 : 0.4;
       target.fillStyle = colour;
@@ -474,8 +487,11 @@ let changes = 0;
 /** What is shown changed: the whole graph or a neighbourhood, or a new graph. */
 function shownChanged(): void {
   cache = undefined;
-  changedAt = new Uint32Array(shown === undefined ? 0 : shown.layout.boxes.length / 2);
+  const boxes = shown === undefined ? 0 : shown.layout.boxes.length / 2;
+  changedAt = new Uint32Array(boxes);
   changes = 0;
+  boxStates = new Uint8Array(boxes);
+  for (let n = 0; n < (shown?.taskCount ?? 0); n++) boxStates[n] = BOX_STATES.indexOf(states.get(shown!.ids[n]!));
   looksChanged();
 }
 
@@ -487,13 +503,13 @@ function looksChanged(): void {
 }
 
 /**
- * The states of these boxes changed: the image is painted again where they are (a run changes thousands of states a
+ * The states of these boxes (all without a list) changed: the image is painted again where they are (a run changes thousands of states a
  * second: painting all of the image again for each change would keep a large graph's page busy for the whole run).
  */
-function statesChanged(changed: readonly number[]): void {
-  overviewStale = true;
+function statesChanged(changed?: readonly number[]): void {
   changes++;
-  for (const n of changed) changedAt[n] = changes;
+  if (changed === undefined) changedAt.fill(changes);
+  else for (const n of changed) changedAt[n] = changes;
   requestFrame();
 }
 
@@ -539,12 +555,17 @@ function currentLevel(level: CacheLevel): CacheLevel {
 }
 
 /**
- * Calls back when the page is idle, or after CACHE_STEP_TIMEOUT_MS when it is not; where there is no
- * requestIdleCallback (Safari, which VS Code for the Web can run in), in a task of its own, as if timed out.
+ * Runs a task when nothing more urgent waits (input, frames, the workbench's own tasks, which share the thread): at the
+ * background priority of the Prioritized Task Scheduling API, which Chromium has; elsewhere as a task of its own. Not
+ * requestIdleCallback: while anything animates (a progress bar), the idle time between frames is shorter than a step,
+ * so the steps waited, then ran during the next busy stretch (a run's end) when its timeout forced them.
  */
-function whenIdle(callback: IdleRequestCallback): void {
-  if (typeof requestIdleCallback === 'function') requestIdleCallback(callback, { timeout: CACHE_STEP_TIMEOUT_MS });
-  else setTimeout(() => callback({ didTimeout: true, timeRemaining: () => 0 }), 0);
+function inBackground(task: () => void): void {
+  const { scheduler } = globalThis as {
+    scheduler?: { postTask(task: () => void, options: { priority: 'background' }): Promise<void> };
+  };
+  if (scheduler === undefined) setTimeout(task, 0);
+  else void scheduler.postTask(task, { priority: 'background' });
 }
 
 /** A level of the image of what is shown at `scale`, showing the states as they are now; no column yet. */
@@ -568,12 +589,12 @@ function newColumn(level: CacheLevel, c: number): HTMLCanvasElement {
 }
 
 /**
- * Paints the image's levels when the page is idle (requestIdleCallback), in steps of a few milliseconds: a stripe of a
+ * Paints the image's levels in the background (inBackground), in steps of a few milliseconds: a stripe of a
  * column of a level, flushed to pixels (a frame can come between two steps), or a column of a level halved from the
  * larger one. The level that shows the whole graph in about a screen comes first, then the smaller ones halved from
- * it, then the larger ones from the smallest: each is drawn from as soon as it is painted. (Before, the largest came
- * first and none was used until all were; input put the painting off, so zooming out meanwhile painted all 10,000
- * boxes and their edges in a frame: 117-133 ms in VS Code.)
+ * it, then the largest, then those between halved from that: each is drawn from as soon as it is painted. (Before,
+ * the largest came first and none was used until all were; input put the painting off, so zooming out meanwhile
+ * painted all 10,000 boxes and their edges in a frame: 117-133 ms in VS Code.)
  */
 function paintCache(): void {
   if (shown === undefined) return;
@@ -659,20 +680,13 @@ function paintCache(): void {
   }
 
   let next = 0;
-  let stepMs = 0;
-  const run = (deadline: IdleDeadline): void => {
+  const run = (): void => {
     if (generation !== cacheGeneration || shown !== painted) return;
-    // As many steps as the idle time holds (each about as long as the last), or one when the page was not idle.
-    while (next < steps.length && (deadline.didTimeout || deadline.timeRemaining() > stepMs)) {
-      const started = performance.now();
-      steps[next++]!();
-      stepMs = performance.now() - started;
-      if (deadline.didTimeout) break;
-    }
-    if (next < steps.length) whenIdle(run);
+    steps[next++]!();
+    if (next < steps.length) inBackground(run);
   };
   // After the next frame: a new graph is drawn first.
-  requestAnimationFrame(() => whenIdle(run));
+  requestAnimationFrame(() => inBackground(run));
 }
 
 function draw(now: number): void {
@@ -739,25 +753,39 @@ function draw(now: number): void {
   if (running) animation = setTimeout(requestFrame, ANIMATION_MS);
 }
 
-/** The overview: the whole shown graph in miniature (drawn again only when it changed) and the view's rectangle. */
+/**
+ * The overview: the whole shown graph in miniature and the view's rectangle. Its image is painted pixel by pixel (at
+ * 10,000 tasks a box is a pixel or two here, and rasterising 10,000 rectangles took a 50-100 ms frame), whole when
+ * what is shown, its colours or its size changed, else only the boxes whose state changed since (painting all of it
+ * for every change of a run took 80 ms of the page's thread in a 10,000-task run).
+ */
 const overviewImage = document.createElement('canvas');
+let overviewPixels: ImageData | undefined;
+/** For each box, the change of state the overview shows (changedAt's value when painted), and every change up to. */
+let overviewPaintedAt = new Uint32Array(0);
+let overviewPaintedThrough = 0;
 function drawOverview(): void {
   if (shown === undefined || overview.hidden || overview.clientWidth === 0) return;
   const { layout } = shown;
   const ratio = window.devicePixelRatio || 1;
   const [width, height] = [overview.clientWidth, overview.clientHeight];
   const scale = Math.min(width / Math.max(1, layout.width), height / Math.max(1, layout.height));
-  if (overviewStale || overviewImage.width !== Math.round(width * ratio)) {
-    overviewStale = false;
-    overviewImage.width = overview.width = Math.round(width * ratio);
-    overviewImage.height = overview.height = Math.round(height * ratio);
-    // Pixel by pixel: at 10,000 tasks a box is a pixel or two here, and rasterising 10,000 rectangles took a 50-100 ms
-    // frame each time a run changed states.
-    const image = overviewImage.getContext('2d')!;
-    const pixels = image.createImageData(overviewImage.width, overviewImage.height);
+  const whole = overviewStale || overviewPixels === undefined || overviewImage.width !== Math.round(width * ratio);
+  if (whole || overviewPaintedThrough !== changes) {
+    if (whole) {
+      overviewStale = false;
+      overviewImage.width = overview.width = Math.round(width * ratio);
+      overviewImage.height = overview.height = Math.round(height * ratio);
+      overviewPixels = overviewImage.getContext('2d')!.createImageData(overviewImage.width, overviewImage.height);
+      // A number no change has: every box is painted.
+      overviewPaintedAt = new Uint32Array(changedAt.length).fill(-1);
+    }
+    const pixels = overviewPixels!;
     const toPixels = ratio * scale;
     const rgbs = new Map<string, readonly number[]>();
-    for (let n = 0; n < layout.boxes.length / 2; n++) {
+    for (let n = 0; n < changedAt.length; n++) {
+      if (overviewPaintedAt[n] === changedAt[n]) continue;
+      overviewPaintedAt[n] = changedAt[n]!;
       const state = stateOf(n);
       const colour =
         n >= shown.taskCount ? palette.warning : state === undefined ? palette.border : palette.states[state];
@@ -783,7 +811,8 @@ function drawOverview(): void {
         }
       }
     }
-    image.putImageData(pixels, 0, 0);
+    overviewPaintedThrough = changes;
+    overviewImage.getContext('2d')!.putImageData(pixels, 0, 0);
   }
   overviewContext.setTransform(1, 0, 0, 1, 0, 0);
   overviewContext.clearRect(0, 0, overview.width, overview.height);
@@ -936,7 +965,8 @@ function showTooltip(n: number, clientX: number, clientY: number): void {
     tooltip.hidden = true;
     return;
   }
-  const state = stateOf(n);
+  // The state as sent, even one the page does not draw.
+  const state = n < shown!.taskCount ? states.get(shown!.ids[n]!) : undefined;
   tooltip.textContent = [shown!.ids[n], shown!.capabilities[n], state].filter((line) => line !== undefined).join('\n');
   const bounds = view.getBoundingClientRect();
   tooltip.style.left = `${clientX - bounds.left + 12}px`;
@@ -1089,6 +1119,7 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
       if (message.reset) {
         states.clear();
         for (const state of Object.keys(stateCounts) as TaskState[]) stateCounts[state] = 0;
+        boxStates.fill(0);
       }
       const changed: number[] = [];
       for (const [key, taskIds] of Object.entries(message.states)) {
@@ -1102,12 +1133,13 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
             if (Object.hasOwn(stateCounts, state)) stateCounts[state]++;
           }
           const n = shown?.boxOf.get(taskId);
-          if (n !== undefined && !message.reset) changed.push(n);
+          if (n === undefined) continue;
+          boxStates[n] = BOX_STATES.indexOf(state);
+          if (!message.reset) changed.push(n);
         }
       }
       runGoing = message.running;
-      if (shown !== undefined)
-        statesChanged(message.reset ? shown.ids.slice(0, shown.taskCount).map((_, n) => n) : changed);
+      if (shown !== undefined) statesChanged(message.reset ? undefined : changed);
       describe();
       break;
     }
