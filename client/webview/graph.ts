@@ -34,9 +34,9 @@ const CACHE_MAX_SIDE = 16_000;
 const CACHE_FIRST_SIDE = 2_048;
 const CACHE_MIN_SIDE = 256;
 /** About this many boxes are painted into the image in a step. */
-const CACHE_STRIPE_BOXES = 1_000;
+const CACHE_STRIPE_BOXES = 500;
 /** The width in pixels of a column of a level of the image. */
-const CACHE_COLUMN = 256;
+const CACHE_COLUMN = 128;
 /** At most this many boxes whose state changed are painted again into the image a frame. */
 const CHANGED_BOXES_A_FRAME = 2_500;
 const FIT_MARGIN = 24;
