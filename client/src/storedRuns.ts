@@ -1,10 +1,11 @@
 // What of the finished runs is kept across a window reload, and where: every run and task, but outputs only within a
 // budget, newest runs first (megabytes of outputs would slow every start); an output kept serves Show Output and
 // Re-run Failed (which runs a completed task again when its output is gone).
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ExtensionContext, Memento } from 'vscode';
 import type { RunSnapshot, TaskSnapshot } from './runs';
+import { writeWhole } from './wholeFile';
 import { MAX_SENT_OUTPUTS_BYTES, MAX_SENT_OUTPUT_BYTES } from '../../server/src/protocol/run';
 
 /** An output larger than this (as JSON, in UTF-8) is not kept across a reload. */
@@ -52,9 +53,7 @@ export function runsFile(file: string): RunsStore {
     write(runs) {
       try {
         mkdirSync(dirname(file), { recursive: true });
-        // Whole or not at all: a reload never reads half a file.
-        writeFileSync(`${file}.partial`, JSON.stringify(runs));
-        renameSync(`${file}.partial`, file);
+        writeWhole(file, JSON.stringify(runs));
       } catch {
         // Nothing to tell the user at this point: the runs are still listed until the window reloads.
       }

@@ -33,16 +33,15 @@ export async function graphFrame(
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
       // Bounded: a frame being torn down (a panel just closed) may never answer.
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const drawn = await Promise.race([
         frame
           .locator(selector)
           .count()
           .catch(() => 0),
-        page.waitForTimeout(1_000).then(
-          () => 0,
-          () => 0,
-        ),
+        new Promise<number>((resolve) => (timer = setTimeout(() => resolve(0), 1_000))),
       ]);
+      clearTimeout(timer);
       if (drawn > 0) return frame;
     }
     if (Date.now() > deadline) {

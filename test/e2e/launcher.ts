@@ -6,7 +6,7 @@
 // (screenshots, the workbench's DOM) through suite/askRunner.ts. Everything is installed into the e2e cache once and
 // reused; every process started here is stopped, even on failure.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { format } from 'node:util';
@@ -14,6 +14,7 @@ import { type Frame, type Page, chromium } from 'playwright-core';
 import { e2eCache } from '../support/e2eCache';
 import { freePort } from '../support/system';
 import { Failure, root, run } from './build';
+import { writeWhole } from '../../client/src/wholeFile';
 import { ASK_MARKER, type Asked, FAILED_MARKER, type FailedTest } from './askProtocol';
 import type { BrowserRequest, ElementSeen } from './browserProtocol';
 import { cpuProfiler } from './cpuProfiler';
@@ -240,12 +241,6 @@ function windowAnswers(page: Page): Record<string, (argument: unknown) => unknow
       return results satisfies ProbeResult[];
     },
   };
-}
-
-/** Writes a file whole (a watcher never reads half of it). */
-function writeWhole(file: string, text: string): void {
-  writeFileSync(`${file}.partial`, text);
-  renameSync(`${file}.partial`, file);
 }
 
 /** How a window's entry ended: its exit code and the tests it reported failed. */

@@ -182,21 +182,21 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
   (globalThis as unknown as { acmpProbe: PageProbe }).acmpProbe = pageProbe;
 }
 
-/**
- * Starts the probe in a frame: the graph frame watches the graph, the workbench's every other display. The probe's
- * source goes as text: the test runner's transpiler may add helpers (esbuild's `__name`) that the page lacks.
- */
+/** What a function's source sent as text needs in the page: the test runner's transpiler adds esbuild's `__name`. */
+const PAGE_HELPERS = 'globalThis.__name = (f) => f;';
+
+/** Starts the probe in a frame: the graph frame watches the graph, the workbench's every other display. */
 export async function startProbe(frame: Frame, options: ProbeOptions, isGraph: boolean): Promise<void> {
   const displays = options.displays.filter((display) => (display === 'graph') === isGraph);
   const argument = { ...options, displays, frame: isGraph ? 'graph' : 'workbench' };
   await frame.evaluate(
-    `globalThis.__name = (f) => f; globalThis.acmpWindowSettles = ${windowSettles.toString()}; (${probe.toString()})(${JSON.stringify(argument)})`,
+    `${PAGE_HELPERS} globalThis.acmpWindowSettles = ${windowSettles.toString()}; (${probe.toString()})(${JSON.stringify(argument)})`,
   );
 }
 
 /** Resolves once the window in `frame` has settled (windowSettles). */
 export async function settled(frame: Frame): Promise<void> {
-  await frame.evaluate(`globalThis.__name = (f) => f; (${windowSettles.toString()})()`);
+  await frame.evaluate(`${PAGE_HELPERS} (${windowSettles.toString()})()`);
 }
 
 /** The probe's figures once every display shows its final state, or after `timeoutMs` with those that do. */
