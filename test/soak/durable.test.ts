@@ -31,7 +31,9 @@ describe('a 3-node cluster', { timeout: SUITE_TIMEOUT_MS }, () => {
   let worker: ChildProcess;
 
   before(async () => {
-    [nodes, provider] = await Promise.all([startCluster(`${scratch.path}/cluster`, 3), CountingProvider.start()]);
+    // One after the other: when one fails, the other is already assigned for `after` to stop.
+    provider = await CountingProvider.start();
+    nodes = await startCluster(`${scratch.path}/cluster`, 3);
     const [first] = nodes;
     worker = await startWorker(
       { ingress: first!.ingressUrl, admin: first!.adminUrl },

@@ -3,7 +3,7 @@
 // CLI. Each can be SIGKILLed and started again at the same address.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
@@ -77,35 +77,60 @@ export class TestEngine {
 
 /**
  * A cluster of `size` nodes on 127.0.0.1 (notes/restate.md): one cluster name, the first node provisions it, the log
- * replicated on 2 nodes, one partition (so the node leading it leads every run).
+ * replicated on 2 nodes, one partition (so the node leading it leads every run). A port found free can be taken before
+ * its node binds it (a CI run's third node found its port used, most likely by another node's outgoing connection,
+ * which takes its port from the same range): then the nodes started are stopped and the cluster starts again, with
+ * other ports and fresh folders, up to CLUSTER_ATTEMPTS times. A node that fails to start leaves none running.
  */
 export async function startCluster(dir: string, size: number): Promise<EngineProcess[]> {
+  for (let attempt = 1; ; attempt++) {
+    const attemptDir = join(dir, `attempt-${attempt}`);
+    const started = await Promise.allSettled(await clusterNodes(attemptDir, size));
+    const nodes = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed === undefined) return nodes;
+    await Promise.all(nodes.map((node) => kill(node.child)));
+    const logs = [...Array(size).keys()].map((k) => readIfThere(join(attemptDir, `n${k + 1}.log`))).join('\n');
+    if (attempt === CLUSTER_ATTEMPTS || !/Address in use/.test(logs)) throw failed.reason;
+  }
+}
+
+const CLUSTER_ATTEMPTS = 3;
+
+function readIfThere(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** The cluster's nodes, starting, each on ports of its own. */
+async function clusterNodes(dir: string, size: number): Promise<Promise<EngineProcess>[]> {
   const ports: EnginePorts[] = [];
   for (let k = 0; k < size; k++)
     ports.push({ node: await freePort(), ingress: await freePort(), admin: await freePort() });
   const addresses = ports.map((port) => `"http://127.0.0.1:${port.node}"`).join(', ');
   mkdirSync(dir, { recursive: true });
-  return Promise.all(
-    ports.map((port, k) => {
-      const configFile = join(dir, `n${k + 1}.toml`);
-      writeFileSync(
-        configFile,
-        [
-          'cluster-name = "acmp-test"',
-          `auto-provision = ${k === 0}`,
-          'default-replication = 2',
-          'default-num-partitions = 1',
-          `advertised-address = "http://127.0.0.1:${port.node}"`,
-          '[bifrost]',
-          'default-provider = "replicated"',
-          '[metadata-client]',
-          `addresses = [${addresses}]`,
-          '',
-        ].join('\n'),
-      );
-      return startEngineProcess({ dir, nodeName: `n${k + 1}`, ports: port, configFile });
-    }),
-  );
+  return ports.map((port, k) => {
+    const configFile = join(dir, `n${k + 1}.toml`);
+    writeFileSync(
+      configFile,
+      [
+        'cluster-name = "acmp-test"',
+        `auto-provision = ${k === 0}`,
+        'default-replication = 2',
+        'default-num-partitions = 1',
+        `advertised-address = "http://127.0.0.1:${port.node}"`,
+        '[bifrost]',
+        'default-provider = "replicated"',
+        '[metadata-client]',
+        `addresses = [${addresses}]`,
+        '',
+      ].join('\n'),
+    );
+    return startEngineProcess({ dir, nodeName: `n${k + 1}`, ports: port, configFile });
+  });
 }
 
 /** The partitions node `engine` leads now, from its metrics. */
