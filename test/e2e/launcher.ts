@@ -23,7 +23,7 @@ import { type ProbeOptions, type ProbeResult, probeResult, settled, startProbe }
 
 const CODE_SERVER = '4.139.1';
 const NODE = '24.22.3';
-const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = '/usr/bin/chromium';
 
 const cache = e2eCache;
 const nodeBin = join(cache, 'bin');
