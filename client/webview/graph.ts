@@ -403,8 +403,8 @@ function paint(target: CanvasRenderingContext2D, scale: number, rect: WorldRect,
  * them. `over`: the boxes were painted before in another look, whose outline the new one must cover.
  *
  * Zoomed out beyond OUTLINE_SCALE (where a box shows no text, and further out the image of the whole graph is drawn)
- * outlines are one pixel and solid: rasterising 10,000 outlines of 2.5 px took 200 ms in Chromium's software canvas, dashed
- * ones 0.3-4 s, one-pixel ones 10-25 ms. There a look is told by its colour, its glyph and dash once zoomed in.
+ * outlines are one pixel and solid: rasterising 10,000 outlines of 2.5 px took 200 ms in Chromium's software canvas,
+ * dashed ones 0.3-4 s, one-pixel ones 10-25 ms. There a look is told by its colour, its glyph and dash once zoomed in.
  */
 function paintBoxes(
   target: CanvasRenderingContext2D,
@@ -462,7 +462,7 @@ function paintBoxes(
  * edge again (what keeps panning 10,000 tasks under 50 ms a frame). Painted again, when idle, after what is shown or
  * its colours change.
  */
-interface CacheLevel {
+interface CacheLevel extends PaintedStates {
   readonly scale: number;
   /** The image's size in pixels. */
   readonly width: number;
@@ -472,10 +472,31 @@ interface CacheLevel {
    * 150 ms to allocate, in one frame; a column takes a few milliseconds.
    */
   readonly columns: HTMLCanvasElement[];
-  /** For each box, the change of state its looks in this level show (changedAt's value when painted). */
+}
+
+/** What of the changes of state an image (a level, the overview) shows. */
+interface PaintedStates {
+  /** For each box, the change of state its looks in the image show (changedAt's value when painted). */
   readonly paintedAt: Uint32Array;
   /** Every change up to this one is painted. */
   paintedThrough: number;
+}
+
+/**
+ * The boxes whose state changed since `image` painted them, at most `limit` of them, marked painted; `image` is
+ * marked current when none is left.
+ */
+function unpainted(image: PaintedStates, limit = Infinity): number[] {
+  const boxes: number[] = [];
+  if (image.paintedThrough === changes) return boxes;
+  for (let n = 0; n < changedAt.length; n++) {
+    if (changedAt[n] === image.paintedAt[n]) continue;
+    if (boxes.length === limit) return boxes;
+    boxes.push(n);
+    image.paintedAt[n] = changedAt[n]!;
+  }
+  image.paintedThrough = changes;
+  return boxes;
 }
 /** The levels painted so far, from the largest scale. */
 let cache: { readonly levels: readonly CacheLevel[] } | undefined;
@@ -549,19 +570,9 @@ function columnContext(level: CacheLevel, c: number): CanvasRenderingContext2D {
  * 10,000-task run's end, all of them in one frame took 200-370 ms).
  */
 function currentLevel(level: CacheLevel): CacheLevel {
-  if (level.paintedThrough === changes) return level;
   const { boxes } = shown!.layout;
   const byColumn = new Map<number, number[]>();
-  let painted = 0;
-  let all = true;
-  for (let n = 0; n < changedAt.length; n++) {
-    if (changedAt[n] === level.paintedAt[n]) continue;
-    if (painted === CHANGED_BOXES_A_FRAME) {
-      all = false;
-      break;
-    }
-    painted++;
-    level.paintedAt[n] = changedAt[n]!;
+  for (const n of unpainted(level, CHANGED_BOXES_A_FRAME)) {
     // The box and the margin paintBoxes paints over its old outline, in the columns they cross.
     const first = Math.floor((boxes[2 * n]! * level.scale - 2) / CACHE_COLUMN);
     const last = Math.floor(((boxes[2 * n]! + BOX_WIDTH) * level.scale + 2) / CACHE_COLUMN);
@@ -571,9 +582,8 @@ function currentLevel(level: CacheLevel): CacheLevel {
       list.push(n);
     }
   }
-  if (all) level.paintedThrough = changes;
   for (const [c, list] of byColumn) paintBoxes(columnContext(level, c), list, 1 / level.scale, 0, true);
-  if (!all) requestFrame();
+  if (level.paintedThrough !== changes) requestFrame();
   return level;
 }
 
@@ -785,9 +795,7 @@ function draw(now: number): void {
  */
 const overviewImage = document.createElement('canvas');
 let overviewPixels: ImageData | undefined;
-/** For each box, the change of state the overview shows (changedAt's value when painted), and every change up to. */
-let overviewPaintedAt = new Uint32Array(0);
-let overviewPaintedThrough = 0;
+let overviewPainted: PaintedStates = { paintedAt: new Uint32Array(0), paintedThrough: 0 };
 function drawOverview(): void {
   if (shown === undefined || overview.hidden || overview.clientWidth === 0) return;
   const { layout } = shown;
@@ -795,21 +803,19 @@ function drawOverview(): void {
   const [width, height] = [overview.clientWidth, overview.clientHeight];
   const scale = Math.min(width / Math.max(1, layout.width), height / Math.max(1, layout.height));
   const whole = overviewStale || overviewPixels === undefined || overviewImage.width !== Math.round(width * ratio);
-  if (whole || overviewPaintedThrough !== changes) {
+  if (whole || overviewPainted.paintedThrough !== changes) {
     if (whole) {
       overviewStale = false;
       overviewImage.width = overview.width = Math.round(width * ratio);
       overviewImage.height = overview.height = Math.round(height * ratio);
       overviewPixels = overviewImage.getContext('2d')!.createImageData(overviewImage.width, overviewImage.height);
-      // A number no change has: every box is painted.
-      overviewPaintedAt = new Uint32Array(changedAt.length).fill(-1);
+      // A change no box has had (and a count no change reaches): every box is painted.
+      overviewPainted = { paintedAt: new Uint32Array(changedAt.length).fill(-1), paintedThrough: -1 };
     }
     const pixels = overviewPixels!;
     const toPixels = ratio * scale;
     const rgbs = new Map<string, readonly number[]>();
-    for (let n = 0; n < changedAt.length; n++) {
-      if (overviewPaintedAt[n] === changedAt[n]) continue;
-      overviewPaintedAt[n] = changedAt[n]!;
+    for (const n of unpainted(overviewPainted)) {
       const state = stateOf(n);
       const colour =
         n >= shown.taskCount ? palette.warning : state === undefined ? palette.border : palette.states[state];
@@ -835,7 +841,6 @@ function drawOverview(): void {
         }
       }
     }
-    overviewPaintedThrough = changes;
     overviewImage.getContext('2d')!.putImageData(pixels, 0, 0);
   }
   overviewContext.setTransform(1, 0, 0, 1, 0, 0);
