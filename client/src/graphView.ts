@@ -10,7 +10,7 @@ import {
 } from 'vscode-languageclient/node';
 import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
-import { type FromGraphPage, type PostedStates, type ToGraphPage, graphHtml, packGraph, postState } from './graphPage';
+import { type FromGraphPage, StateChanges, type ToGraphPage, graphHtml, packGraph, taskIndexes } from './graphPage';
 import type { RunsChange, RunsModel } from './runs';
 
 const SHOW_GRAPH_COMMAND = 'acmp.showGraph';
@@ -45,6 +45,8 @@ class GraphPanel {
   private stale = false;
   /** What the page draws from the graph, to skip drawing again an edit that moved text but changed no task or edge. */
   private drawnShape = '';
+  /** The index of each task of the graph the page was last sent, by which its states are posted. */
+  private postedTasks: ReadonlyMap<string, number> = new Map();
   /** The run states the page has been sent, and of which run. */
   private readonly postedStates = new Map<string, TaskState>();
   private postedRunId: string | undefined;
@@ -77,7 +79,7 @@ class GraphPanel {
     const shape = JSON.stringify([dagId, nodes.map(({ id, capability }) => [id, capability]), edges, this.stale]);
     if (shape !== this.drawnShape) {
       this.drawnShape = shape;
-      this.post({ type: 'graph', graph: packGraph(this.graph), stale: this.stale });
+      this.postGraph();
     }
     const editor = this.shownEditor();
     if (editor !== undefined) await this.followCursor(editor);
@@ -109,43 +111,37 @@ class GraphPanel {
       !change.listChanged &&
       !change.ended.has(latest.runId);
     if (onlyChanged) {
-      const changedTasks = change.tasks.get(latest.runId);
-      const changed: PostedStates = {};
-      let changes = 0;
-      for (const taskId of changedTasks ?? []) {
+      const changed = new StateChanges(this.postedTasks);
+      for (const taskId of change.tasks.get(latest.runId) ?? []) {
         const state = this.runs.task(latest.runId, taskId)?.state;
         if (state === undefined || this.postedStates.get(taskId) === state) continue;
         this.postedStates.set(taskId, state);
-        postState(changed, taskId, state);
-        changes++;
+        changed.add(taskId, state);
       }
-      if (changes > 0) this.post({ type: 'states', reset: false, states: changed, running: true });
+      if (changed.size > 0) this.post({ type: 'states', reset: false, states: changed.posted(), running: true });
       return;
     }
     const run = this.runs.latestOf(this.uri.toString());
     const newRun = run?.runId !== this.postedRunId;
     if (reset || newRun) this.postedStates.clear();
-    const changed: PostedStates = {};
-    let changes = 0;
+    const changed = new StateChanges(this.postedTasks);
     const current = new Set<string>();
     for (const { taskId, state } of run?.tasks ?? []) {
       current.add(taskId);
       if (this.postedStates.get(taskId) === state) continue;
       this.postedStates.set(taskId, state);
-      postState(changed, taskId, state);
-      changes++;
+      changed.add(taskId, state);
     }
     for (const taskId of this.postedStates.keys()) {
       if (current.has(taskId)) continue;
       this.postedStates.delete(taskId);
-      postState(changed, taskId);
-      changes++;
+      changed.add(taskId);
     }
     const running = run?.status === 'running';
     this.postedRunId = run?.runId;
-    if (changes === 0 && !reset && !newRun && running === this.postedRunning) return;
+    if (changed.size === 0 && !reset && !newRun && running === this.postedRunning) return;
     this.postedRunning = running;
-    this.post({ type: 'states', reset: reset || newRun, states: changed, running });
+    this.post({ type: 'states', reset: reset || newRun, states: changed.posted(), running });
   }
 
   /** Marks the task whose object holds the cursor of an editor of the document. */
@@ -174,8 +170,8 @@ class GraphPanel {
     if (message.type === 'ready') {
       // The page is new (opened, or shown again after being hidden): it needs everything.
       this.pageReady = true;
-      if (this.graph !== undefined) this.post({ type: 'graph', graph: packGraph(this.graph), stale: this.stale });
-      this.showStates(true);
+      if (this.graph !== undefined) this.postGraph();
+      else this.showStates(true);
       this.post({ type: 'cursor', taskId: this.cursorTaskId });
       const editor = this.shownEditor();
       if (editor !== undefined) void this.followCursor(editor);
@@ -194,6 +190,14 @@ class GraphPanel {
       viewColumn: this.shownEditor()?.viewColumn ?? vscode.ViewColumn.One,
       selection: new vscode.Range(position, position),
     });
+  }
+
+  /** Sends the page the graph, then the states by its tasks' indexes. */
+  private postGraph(): void {
+    if (this.graph === undefined || !this.pageReady) return;
+    this.postedTasks = taskIndexes(this.graph);
+    this.post({ type: 'graph', graph: packGraph(this.graph), stale: this.stale });
+    this.showStates(true);
   }
 
   private post(message: ToGraphPage): void {

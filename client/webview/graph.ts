@@ -6,10 +6,11 @@
 import { BOX_HEIGHT, BOX_WIDTH, type GraphLayout, layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
-import { type FromGraphPage, type ToGraphPage, unpackGraph } from '../src/graphPage';
+import { type FromGraphPage, STATE_CODES, type ToGraphPage, unpackGraph } from '../src/graphPage';
 import './graph.css';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromGraphPage): void };
+type StatesMessage = Extract<ToGraphPage, { type: 'states' }>;
 
 const MIN_SCALE = 0.002;
 const MAX_SCALE = 4;
@@ -83,31 +84,31 @@ interface Shown {
   readonly edgeBounds: Float64Array;
   /** Each box's label cut to fit, by font, computed once. */
   readonly labels: Map<string, string>;
-  /** Each task's box, by task id. */
-  readonly boxOf: ReadonlyMap<string, number>;
+  /** Each task's index in the graph (focus mode's boxes are some of its tasks); none: box n is task n. */
+  readonly taskIndexes?: Int32Array;
 }
 
 let graph: DagGraph | undefined;
 let graphSummary = '';
 let whole: Shown | undefined;
 let shown: Shown | undefined;
-const states = new Map<string, TaskState>();
-/** The states a box can show, numbered for `boxStates` (0: none). */
-const BOX_STATES: readonly (TaskState | undefined)[] = [
-  undefined,
-  'pending',
-  'running',
-  'completed',
-  'failed',
-  'cancelled',
-];
+/** The run state of each task of the graph, by its index, numbered as in STATE_CODES (0: none). */
+let taskStates = new Uint8Array(0);
+/** The states of tasks of the run the graph does not have (a run of another version of the text), by id. */
+const otherStates = new Map<string, number>();
 /**
- * Each shown box's state, numbered as in BOX_STATES (a missing task's: none): a frame reads those of every box in
- * sight, and the overview those of all (a lookup of each box's id in `states` took 20 ms a run of 10,000 tasks).
+ * Each shown box's state, numbered as in STATE_CODES (a missing task's: none): a frame reads those of every box in
+ * sight, and the overview those of all. In focus mode, each task's box (-1: not shown).
  */
 let boxStates = new Uint8Array(0);
-/** How many tasks of `states` are in each state (counted as they change: the status line shows them at every change). */
-const stateCounts: Record<TaskState, number> = { pending: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
+let boxOfTask: Int32Array | undefined;
+/**
+ * How many tasks are in each state, by its number (counted as they change: the status line shows them at every
+ * change), and how many have one.
+ */
+const stateCounts = new Uint32Array(STATE_CODES.length);
+let tasksInRun = 0;
+const [PENDING, RUNNING] = [STATE_CODES.indexOf('pending'), STATE_CODES.indexOf('running')];
 let runGoing = false;
 let currentTaskId: string | undefined;
 let hovered = -1;
@@ -131,6 +132,7 @@ function shownOf(
   capabilities: readonly (string | undefined)[],
   edges: DagGraph['edges'],
   layout: GraphLayout & { readonly missing: readonly string[] },
+  taskIndexes?: Int32Array,
 ): Shown {
   const edgeBounds = new Float64Array(4 * edges.length);
   layout.routes.forEach((route, e) => {
@@ -151,7 +153,7 @@ function shownOf(
     layout,
     edgeBounds,
     labels: new Map(),
-    boxOf: new Map(ids.map((id, n) => [id, n])),
+    ...(taskIndexes !== undefined && { taskIndexes }),
   };
 }
 
@@ -292,7 +294,7 @@ function fitted(n: number, line: 0 | 1): string {
 }
 
 function stateOf(n: number): TaskState | undefined {
-  return BOX_STATES[boxStates[n]!];
+  return STATE_CODES[boxStates[n]!];
 }
 
 interface WorldRect {
@@ -517,7 +519,17 @@ function shownChanged(): void {
   changedAt = new Uint32Array(boxes);
   changes = 0;
   boxStates = new Uint8Array(boxes);
-  for (let n = 0; n < (shown?.taskCount ?? 0); n++) boxStates[n] = BOX_STATES.indexOf(states.get(shown!.ids[n]!));
+  const indexes = shown?.taskIndexes;
+  if (indexes === undefined) {
+    boxOfTask = undefined;
+    boxStates.set(taskStates.subarray(0, shown?.taskCount ?? 0));
+  } else {
+    boxOfTask = new Int32Array(taskStates.length).fill(-1);
+    indexes.forEach((task, n) => {
+      boxOfTask![task] = n;
+      boxStates[n] = taskStates[task]!;
+    });
+  }
   looksChanged();
 }
 
@@ -528,16 +540,59 @@ function looksChanged(): void {
   requestFrame();
 }
 
+/** No task has a state; the graph has this many tasks. */
+function forgetStates(tasks: number): void {
+  if (taskStates.length === tasks) taskStates.fill(0);
+  else taskStates = new Uint8Array(tasks);
+  otherStates.clear();
+  stateCounts.fill(0);
+  tasksInRun = 0;
+}
+
 /**
- * The states of these boxes (all without a list) changed: the image is painted again where they are (a run changes
- * thousands of states a second: painting all of the image again for each change would keep a large graph's page busy
- * for the whole run).
+ * Takes in a message's states. The boxes whose state changed are painted again into the image where they are (a run
+ * changes thousands of states a second: painting all of the image again for each change would keep a large graph's
+ * page busy for the whole run).
  */
-function statesChanged(changed?: readonly number[]): void {
+function statesReceived({ reset, states: { tasks, codes, others }, running }: StatesMessage): void {
   changes++;
-  if (changed === undefined) changedAt.fill(changes);
-  else for (const n of changed) changedAt[n] = changes;
-  requestStatesFrame();
+  if (reset) {
+    forgetStates(taskStates.length);
+    boxStates.fill(0);
+    changedAt.fill(changes);
+  }
+  const count = (from: number, to: number): void => {
+    if (from !== 0) {
+      stateCounts[from]!--;
+      tasksInRun--;
+    }
+    if (to !== 0) {
+      stateCounts[to]!++;
+      tasksInRun++;
+    }
+  };
+  // A number that is no state is taken for none.
+  const known = (code: number): number => (code < STATE_CODES.length ? code : 0);
+  for (let k = 0; k < tasks.length; k++) {
+    const task = tasks[k]!;
+    if (task >= taskStates.length) continue;
+    const code = known(codes[k]!);
+    count(taskStates[task]!, code);
+    taskStates[task] = code;
+    const n = boxOfTask === undefined ? task : boxOfTask[task]!;
+    if (n < 0) continue;
+    boxStates[n] = code;
+    changedAt[n] = changes;
+  }
+  for (const [taskId, posted] of others) {
+    const code = known(posted);
+    count(otherStates.get(taskId) ?? 0, code);
+    if (code === 0) otherStates.delete(taskId);
+    else otherStates.set(taskId, code);
+  }
+  runGoing = running;
+  if (shown !== undefined) requestStatesFrame();
+  describe();
 }
 
 /**
@@ -862,7 +917,7 @@ function drawOverview(): void {
 let firstDrawnAt: number | undefined;
 function publish(): void {
   firstDrawnAt ??= performance.timeOrigin + performance.now();
-  Object.assign(canvas.dataset, {
+  const drawn: Record<string, string> = {
     tasks: String(shown?.taskCount ?? 0),
     visibleBoxes: String(visibleBoxes),
     scale: transform.scale.toFixed(4),
@@ -872,7 +927,9 @@ function publish(): void {
     focus: focused ?? '',
     depth: depthInput.value,
     drawnAt: String(firstDrawnAt),
-  });
+  };
+  // Only what changed: each attribute set is a change of the DOM, which a run's frames would make for nothing.
+  for (const [key, value] of Object.entries(drawn)) if (canvas.dataset[key] !== value) canvas.dataset[key] = value;
 }
 
 // ---- What is shown: the whole graph or a neighbourhood; the status line.
@@ -897,14 +954,15 @@ function neighbourhood(of: string, levels: number): Shown {
       frontier = next;
     }
   }
-  const kept = nodes.filter((node) => near.has(node.id));
+  const kept = nodes.flatMap((node, n) => (near.has(node.id) ? [{ node, n }] : []));
   const keptEdges = edges.filter((edge) => near.has(edge.from) && near.has(edge.to));
-  const ids = kept.map((node) => node.id);
+  const ids = kept.map(({ node }) => node.id);
   return shownOf(
     ids,
-    kept.map((node) => node.capability),
+    kept.map(({ node }) => node.capability),
     keptEdges,
     layOutTasks(ids, keptEdges),
+    Int32Array.from(kept, ({ n }) => n),
   );
 }
 
@@ -954,11 +1012,11 @@ function describe(): void {
   } else if (focusBox.checked) {
     parts.push('focus: put the cursor in a task');
   }
-  if (states.size > 0) {
-    const running = stateCounts.running;
-    const finished = states.size - running - stateCounts.pending;
+  if (tasksInRun > 0) {
+    const running = stateCounts[RUNNING]!;
+    const finished = tasksInRun - running - stateCounts[PENDING]!;
     parts.push(
-      `${runGoing ? 'run' : 'last run'}: ${finished}/${states.size} finished${running > 0 ? `, ${running} running` : ''}`,
+      `${runGoing ? 'run' : 'last run'}: ${finished}/${tasksInRun} finished${running > 0 ? `, ${running} running` : ''}`,
     );
   }
   const text = parts.join(' · ');
@@ -994,8 +1052,7 @@ function showTooltip(n: number, clientX: number, clientY: number): void {
     tooltip.hidden = true;
     return;
   }
-  // The state as sent, even one the page does not draw.
-  const state = n < shown!.taskCount ? states.get(shown!.ids[n]!) : undefined;
+  const state = n < shown!.taskCount ? stateOf(n) : undefined;
   tooltip.textContent = [shown!.ids[n], shown!.capabilities[n], state].filter((line) => line !== undefined).join('\n');
   const bounds = view.getBoundingClientRect();
   tooltip.style.left = `${clientX - bounds.left + 12}px`;
@@ -1130,6 +1187,8 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
       const first = whole === undefined;
       graph = unpackGraph(message.graph);
       graphSummary = summaryOf(graph, message.stale);
+      // Its states follow, in its tasks' indexes.
+      forgetStates(graph.nodes.length);
       const ids = graph.nodes.map((node) => node.id);
       whole = shownOf(
         ids,
@@ -1144,34 +1203,9 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
       show();
       break;
     }
-    case 'states': {
-      if (message.reset) {
-        states.clear();
-        for (const state of Object.keys(stateCounts) as TaskState[]) stateCounts[state] = 0;
-        boxStates.fill(0);
-      }
-      const changed: number[] = [];
-      for (const [key, taskIds] of Object.entries(message.states)) {
-        const state = key === 'none' ? undefined : (key as TaskState);
-        for (const taskId of taskIds) {
-          const old = states.get(taskId);
-          if (old !== undefined && Object.hasOwn(stateCounts, old)) stateCounts[old]--;
-          if (state === undefined) states.delete(taskId);
-          else {
-            states.set(taskId, state);
-            if (Object.hasOwn(stateCounts, state)) stateCounts[state]++;
-          }
-          const n = shown?.boxOf.get(taskId);
-          if (n === undefined) continue;
-          boxStates[n] = BOX_STATES.indexOf(state);
-          if (!message.reset) changed.push(n);
-        }
-      }
-      runGoing = message.running;
-      if (shown !== undefined) statesChanged(message.reset ? undefined : changed);
-      describe();
+    case 'states':
+      statesReceived(message);
       break;
-    }
     case 'cursor':
       currentTaskId = message.taskId;
       if (focusBox.checked) show();

@@ -23,8 +23,16 @@ export interface ProbeResult {
   /** The longest gap between two animation frames: the longest the window could not draw. */
   readonly longestFrameMs: number;
   readonly framesOver100Ms: number;
+  /**
+   * When each frame began and when the probe's own checks of the displays ran in it (start, end, ...), in ms since
+   * the epoch: the checks share the window's thread, so the bench can tell the frames net of them.
+   */
+  readonly frameTimes: readonly number[];
+  readonly checkTimes: readonly number[];
   /** The longest frame the browser's Long Animation Frames API reported, where it has one. */
   readonly longestAnimationFrameMs: number | undefined;
+  /** What that frame was made of. */
+  readonly longestAnimationFrame?: AnimationFrameParts;
   /** For each display that shows the final state now: since when (Date.now()). */
   readonly finalSince: Partial<Record<Display, number>>;
   /** The displays seen showing the run unfinished at least once (a short run may end before one is drawn). */
@@ -44,6 +52,15 @@ export interface RunMeasure {
   readonly finalAfterMs: Partial<Record<Display, number>>;
   /** The workbench's probe, then the graph's when it was open. */
   readonly probes: readonly ProbeResult[];
+}
+
+/** Of a long animation frame: its scripts' time (the longest few, by source file and what called them), its forced
+ * style and layout, and its rendering (from the rendering's start to the frame's end, style and layout included). */
+export interface AnimationFrameParts {
+  readonly scriptsMs: number;
+  readonly scripts: readonly { readonly source: string; readonly ms: number }[];
+  readonly forcedLayoutMs: number;
+  readonly renderingMs: number;
 }
 
 interface PageProbe {
@@ -117,15 +134,45 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
   let longestFrameMs = 0;
   let framesOver100Ms = 0;
   let longestAnimationFrameMs: number | undefined;
+  let longestAnimationFrame: AnimationFrameParts | undefined;
+  interface ScriptTiming {
+    readonly duration: number;
+    readonly sourceURL: string;
+    readonly invoker: string;
+    readonly forcedStyleAndLayoutDuration: number;
+  }
+  interface AnimationFrameTiming {
+    readonly startTime: number;
+    readonly duration: number;
+    readonly renderStart: number;
+    readonly scripts: readonly ScriptTiming[];
+  }
+  const partsOf = (entry: AnimationFrameTiming): AnimationFrameParts => ({
+    scriptsMs: Math.round(entry.scripts.reduce((sum, script) => sum + script.duration, 0)),
+    scripts: [...entry.scripts]
+      .sort((a, b) => b.duration - a.duration)
+      .slice(0, 4)
+      .map((script) => ({
+        source: `${script.sourceURL.split('/').pop()?.split('?')[0] ?? ''} ${script.invoker}`.slice(0, 80),
+        ms: Math.round(script.duration),
+      })),
+    forcedLayoutMs: Math.round(entry.scripts.reduce((sum, script) => sum + script.forcedStyleAndLayoutDuration, 0)),
+    renderingMs: entry.renderStart > 0 ? Math.round(entry.startTime + entry.duration - entry.renderStart) : 0,
+  });
   let countersCompared = 0;
   let countersDisagreed = 0;
   let firstDisagreement: string | undefined;
   let last: number | undefined;
   let stopped = false;
+  const frameTimes: number[] = [];
+  const checkTimes: number[] = [];
+  const epoch = (time: number): number => performance.timeOrigin + time;
   const observer = PerformanceObserver.supportedEntryTypes.includes('long-animation-frame')
     ? new PerformanceObserver((list) => {
         for (const entry of list.getEntries()) {
-          longestAnimationFrameMs = Math.max(longestAnimationFrameMs ?? 0, entry.duration);
+          if (entry.duration <= (longestAnimationFrameMs ?? 0)) continue;
+          longestAnimationFrameMs = entry.duration;
+          longestAnimationFrame = partsOf(entry as unknown as AnimationFrameTiming);
         }
       })
     : undefined;
@@ -139,6 +186,8 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
       if (gap > 100) framesOver100Ms += 1;
     }
     last = now;
+    frameTimes.push(epoch(now));
+    const checkStart = performance.now();
     for (const display of options.displays) {
       if (checks[display]()) {
         finalSince[display] ??= Date.now();
@@ -157,6 +206,7 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
         }
       }
     }
+    checkTimes.push(epoch(checkStart), epoch(performance.now()));
     requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
@@ -170,7 +220,10 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
         frames,
         longestFrameMs,
         framesOver100Ms,
+        frameTimes,
+        checkTimes,
         longestAnimationFrameMs,
+        ...(longestAnimationFrame !== undefined && { longestAnimationFrame }),
         finalSince,
         seenRunning: [...seenRunning],
         countersCompared,

@@ -7,7 +7,14 @@ import { join, resolve } from 'node:path';
 import { afterEach, before, describe, test } from 'node:test';
 import * as esbuild from 'esbuild';
 import { JSDOM, VirtualConsole } from 'jsdom';
-import { type FromGraphPage, type ToGraphPage, graphHtml, packGraph } from '../../client/src/graphPage';
+import {
+  type FromGraphPage,
+  StateChanges,
+  type ToGraphPage,
+  graphHtml,
+  packGraph,
+  taskIndexes,
+} from '../../client/src/graphPage';
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/run';
 import type { TaskState } from '../../server/src/run/types';
@@ -193,6 +200,18 @@ function assertNothingInterpreted(page: Page): void {
   assert.deepEqual(page.errors, [], 'the page threw nothing');
 }
 
+/** A `states` message as the extension makes it for a graph: tasks and their new states (none: no state). */
+function statesOf(
+  graph: DagGraph,
+  reset: boolean,
+  changes: readonly (readonly [taskId: string, state?: TaskState])[],
+  running: boolean,
+): ToGraphPage {
+  const changed = new StateChanges(taskIndexes(graph));
+  for (const [taskId, state] of changes) changed.add(taskId, state);
+  return { type: 'states', reset, states: changed.posted(), running };
+}
+
 /** The graph the server sends: with its layout. */
 function laidOut(graph: DagGraph): DagGraph {
   return {
@@ -294,11 +313,28 @@ describe('the graph webview, rendered in a DOM', () => {
     const [a, b, c] = [HOSTILE.img, HOSTILE.entities, HOSTILE.closesText];
     const graph = laidOut(graphOf('dag_states', [node(a, 'echo'), node(b), node(c)]));
     page.send({ type: 'graph', graph: packGraph(graph), stale: false });
-    page.send({ type: 'states', reset: true, states: { running: [a], pending: [b] }, running: true });
+    // A task of the run the graph does not have (a run of another version of the text) counts, by its id.
+    page.send(
+      statesOf(
+        graph,
+        true,
+        [
+          [a, 'running'],
+          [b, 'pending'],
+          [HOSTILE.svgOnload, 'completed'],
+        ],
+        true,
+      ),
+    );
     page.send({ type: 'cursor', taskId: b });
-    page.send({ type: 'states', reset: false, states: { failed: [a], none: [b] }, running: false });
-    // The type allows five states only; a string the page is given must still never be parsed.
-    page.send({ type: 'states', reset: false, states: { [HOSTILE.svgOnload as TaskState]: [c] }, running: false });
+    page.send(statesOf(graph, false, [[a, 'failed'], [b]], false));
+    // A number that is no state, and an index the graph does not have: c has no state, nothing else changes.
+    page.send({
+      type: 'states',
+      reset: false,
+      states: { tasks: Uint32Array.of(2, 7), codes: Uint8Array.of(99, 3), others: [] },
+      running: false,
+    });
     await page.frame();
     assertNothingInterpreted(page);
 
@@ -306,10 +342,73 @@ describe('the graph webview, rendered in a DOM', () => {
     page.pointer('pointermove', graph.layout!, 0);
     assert.equal(tooltip(page), `${a}\necho\nfailed`);
     page.pointer('pointermove', graph.layout!, 1);
-    assert.equal(tooltip(page), b, 'a state sent as null is gone');
+    assert.equal(tooltip(page), b, 'a state sent as none is gone');
     page.pointer('pointermove', graph.layout!, 2);
-    assert.equal(tooltip(page), `${c}\n${HOSTILE.svgOnload}`);
+    assert.equal(tooltip(page), c);
     assert.match(status(page), / · last run: 2\/2 finished$/);
+
+    // A new graph forgets the states until its own follow, by its own indexes.
+    const reordered = laidOut(graphOf('dag_states', [node(c), node(a, 'echo')]));
+    page.send({ type: 'graph', graph: packGraph(reordered), stale: false });
+    page.send(statesOf(reordered, true, [[a, 'completed']], false));
+    await page.frame();
+    page.pointer('pointermove', reordered.layout!, 1);
+    assert.equal(tooltip(page), `${a}\necho\ncompleted`);
+    page.pointer('pointermove', reordered.layout!, 0);
+    assert.equal(tooltip(page), c);
+    assert.match(status(page), / · last run: 1\/1 finished$/);
+  });
+
+  test('states reach the boxes of focus mode, and the whole graph keeps them', async () => {
+    const page = openPage();
+    const ids = Array.from({ length: 10 }, (_, n) => `task_${n}`);
+    const edges = ids.slice(1).map((id, n) => edge(ids[n]!, id));
+    const graph = laidOut(
+      graphOf(
+        'dag_chain',
+        ids.map((id) => node(id)),
+        edges,
+      ),
+    );
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
+    page.send(statesOf(graph, true, [[ids[5]!, 'running']], true));
+    page.send({ type: 'cursor', taskId: ids[5] });
+    page.press('[');
+    page.press('f');
+    await page.frame();
+    assert.equal(page.drawn().tasks, '3', 'task_4 to task_6');
+    page.send(
+      statesOf(
+        graph,
+        false,
+        [
+          [ids[6]!, 'completed'],
+          [ids[0]!, 'failed'],
+        ],
+        true,
+      ),
+    );
+    await page.frame();
+    const near = ids.slice(4, 7);
+    const focusLayout = layOutTasks(
+      near,
+      edges.filter((candidate) => near.includes(candidate.from) && near.includes(candidate.to)),
+    );
+    const expected = [`${ids[4]}`, `${ids[5]}\nrunning`, `${ids[6]}\ncompleted`];
+    for (const [n, text] of expected.entries()) {
+      page.pointer('pointermove', focusLayout, n);
+      assert.equal(tooltip(page), text);
+    }
+    page.press('f');
+    await page.frame();
+    for (const [n, text] of [
+      [0, `${ids[0]}\nfailed`],
+      [6, `${ids[6]}\ncompleted`],
+    ] as const) {
+      page.pointer('pointermove', graph.layout!, n);
+      assert.equal(tooltip(page), text);
+    }
+    assert.match(status(page), / · run: 2\/3 finished, 1 running$/);
   });
 
   test('clicking a task asks to reveal it by its exact id and moves the highlight at once', async () => {
