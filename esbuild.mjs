@@ -46,6 +46,16 @@ const precompiledValidators = {
   },
 };
 
+// The graph view's drawing, for the worker its page starts from this text (client/webview/graph.ts).
+const webview = { ...common, platform: 'browser', target: 'es2022', format: 'iife', sourcemap: false };
+const graphWorker = await esbuild.build({
+  ...webview,
+  entryPoints: ['client/webview/graphWorker.ts'],
+  write: false,
+  outdir: 'dist',
+  minify: true,
+});
+
 // A build's chunks have new names: the last build's go first.
 rmSync('dist/cli', { recursive: true, force: true });
 await Promise.all([
@@ -57,12 +67,11 @@ await Promise.all([
   }),
   // The graph webview's script (and, from its import, dist/graph.css): a page script, loaded under a strict CSP.
   esbuild.build({
-    ...common,
+    ...webview,
+    sourcemap: true,
     entryPoints: ['client/webview/graph.ts'],
     outfile: 'dist/graph.js',
-    platform: 'browser',
-    target: 'es2022',
-    format: 'iife',
+    define: { GRAPH_WORKER_SCRIPT: JSON.stringify(graphWorker.outputFiles[0].text) },
   }),
   esbuild.build({
     ...common,

@@ -186,8 +186,9 @@ const escapeAttribute = (value: string): string =>
   value.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 
 /**
- * The page: no inline script or style and nothing from the network (a strict Content-Security-Policy). It holds no
- * data of the DAG: the script draws what the extension posts on a canvas (text as text).
+ * The page: no inline script or style and nothing from the network (a strict Content-Security-Policy; a worker only
+ * from a blob: the page script makes its drawing's worker from its own text). It holds no data of the DAG: the script
+ * draws what the extension posts on a canvas (text as text).
  */
 export function graphHtml({ cspSource, scriptUri, styleUri }: GraphPageResources): string {
   const source = escapeAttribute(cspSource);
@@ -195,7 +196,7 @@ export function graphHtml({ cspSource, scriptUri, styleUri }: GraphPageResources
 <html lang="en">
 <head>
   <meta charset="UTF-8">
-  <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${source}; style-src ${source}">
+  <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${source}; style-src ${source}; worker-src blob:">
   <meta name="viewport" content="width=device-width, initial-scale=1.0">
   <link rel="stylesheet" href="${escapeAttribute(styleUri)}">
   <title>ACMP DAG graph</title>

@@ -53,27 +53,13 @@ export async function graphFrame(
   }
 }
 
-/** Starts recording the gaps between animation frames in the frame; the returned function stops and reads them. */
+/**
+ * Starts recording the gaps between the graph's animation frames (the drawing's, in its worker: the page's own frames
+ * say nothing of it); the returned function stops and reads them.
+ */
 async function recordFrames(frame: Frame): Promise<() => Promise<{ longest: number; frames: number; over50: number }>> {
-  await frame.evaluate(`(() => {
-    const record = { last: performance.now(), longest: 0, frames: 0, over50: 0, on: true };
-    globalThis.acmpFrameRecord = record;
-    const tick = (now) => {
-      if (!record.on) return;
-      record.longest = Math.max(record.longest, now - record.last);
-      if (now - record.last > 50) record.over50++;
-      record.last = now;
-      record.frames++;
-      requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
-  })()`);
-  return () =>
-    frame.evaluate(`(() => {
-      const record = globalThis.acmpFrameRecord;
-      record.on = false;
-      return { longest: Math.round(record.longest * 10) / 10, frames: record.frames, over50: record.over50 };
-    })()`);
+  await frame.evaluate('globalThis.acmpGraph.startFrames()');
+  return () => frame.evaluate('globalThis.acmpGraph.stopFrames()');
 }
 
 /** How many tasks the graph page drew, and how long after `since` (by default the page's start) it first drew. */
@@ -158,8 +144,9 @@ export async function probeGraph(
   const first = steps[0];
   const frame = await graphFrame(page, first !== undefined && 'tasks' in first ? { tasks: first.tasks } : {});
   const canvas = frame.locator('canvas#graph');
-  const nextFrame = (): Promise<unknown> =>
-    frame.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
+  // Whether the drawing has drawn a frame since it took in all the page sent it: the drawing is in a worker.
+  const drawnSinceSent = (): Promise<boolean> =>
+    frame.evaluate("Number(document.getElementById('graph').dataset.received) >= globalThis.acmpGraph.sent()");
   for (const step of steps) {
     if ('tasks' in step) {
       await frame.waitForSelector(`canvas#graph[data-tasks="${step.tasks}"]`, { timeout: 60_000 });
@@ -172,7 +159,11 @@ export async function probeGraph(
       }
     } else if ('press' in step) {
       await canvas.press(step.press);
-      await nextFrame();
+      const deadline = Date.now() + 20_000;
+      while (!(await drawnSinceSent())) {
+        if (Date.now() > deadline) throw new Error(`the graph drew no frame within 20 s of ${step.press}`);
+        await page.waitForTimeout(20);
+      }
     } else if ('read' in step) {
       found.push(
         await frame.evaluate<DrawnView>(`(() => {

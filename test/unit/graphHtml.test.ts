@@ -17,11 +17,16 @@ const html = graphHtml(resources);
 const withoutWebviewResources = html.replaceAll(CSP_SOURCE, 'WEBVIEW');
 
 describe('the graph webview page', () => {
-  test('has a strict Content-Security-Policy: nothing by default, scripts and styles from the webview only', () => {
+  test("has a strict Content-Security-Policy: nothing by default, scripts and styles from the webview only, the drawing's worker from the page's own blob", () => {
     const policies = [...html.matchAll(/<meta http-equiv="Content-Security-Policy" content="([^"]*)">/g)];
     assert.equal(policies.length, 1);
     const directives = policies[0]![1]!.split(';').map((directive) => directive.trim());
-    assert.deepEqual(directives, [`default-src 'none'`, `script-src ${CSP_SOURCE}`, `style-src ${CSP_SOURCE}`]);
+    assert.deepEqual(directives, [
+      `default-src 'none'`,
+      `script-src ${CSP_SOURCE}`,
+      `style-src ${CSP_SOURCE}`,
+      'worker-src blob:',
+    ]);
     assert.doesNotMatch(html, /unsafe-inline|unsafe-eval|nonce-/);
   });
 
