@@ -380,7 +380,7 @@ function traceBoxes(target: Context, list: readonly number[]): void {
 
 /**
  * Paints the edges and boxes inside `rect` (world coordinates) on a context already transformed to `scale`, with
- * text when it is large enough to read; returns whether a running task was painted (its outline moves).
+ * text when it is large enough to read; returns whether a running task's moving outline was painted.
  */
 function paint(target: Context, scale: number, rect: WorldRect, now: number): boolean {
   const pixel = 1 / scale;
@@ -450,8 +450,8 @@ function paint(target: Context, scale: number, rect: WorldRect, now: number): bo
 }
 
 /**
- * Paints boxes, one path a look, on a context transformed to 1 / `pixel`; returns whether a running task was among
- * them. `over`: the boxes were painted before in another look, whose outline the new one must cover.
+ * Paints boxes, one path a look, on a context transformed to 1 / `pixel`; returns whether a running task's moving
+ * outline was among them. `over`: the boxes were painted before in another look, whose outline the new one must cover.
  *
  * Zoomed out beyond OUTLINE_SCALE (where a box shows no text, and further out the image of the whole graph is drawn)
  * outlines are one pixel and solid: rasterising 10,000 outlines of 2.5 px took 200 ms in Chromium's software canvas,
@@ -499,7 +499,8 @@ function paintBoxes(target: Context, list: readonly number[], pixel: number, now
   }
   target.setLineDash([]);
   target.lineDashOffset = 0;
-  return looks.has('running');
+  // Zoomed out, outlines are solid: nothing moves, and no frame is drawn for it (each costs the compositor too).
+  return fine && looks.has('running');
 }
 
 /**
