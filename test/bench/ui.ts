@@ -67,6 +67,12 @@ function printRun({ size, graph, run }: RunFigures): void {
     'decorations',
     ...(graph ? ['graph' as const] : []),
   ];
+  if (run.cpuMs !== undefined) {
+    const server = run.cpuMs.server === undefined ? '' : `, the language server ${ms(run.cpuMs.server)}`;
+    console.log(
+      `  CPU from the run's start until the displays were final: the extension host ${ms(run.cpuMs.extensionHost)}${server}`,
+    );
+  }
   const seenRunning = new Set(run.probes.flatMap((probe) => probe.seenRunning));
   for (const display of displays) {
     const after = run.finalAfterMs[display];

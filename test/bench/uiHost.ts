@@ -36,8 +36,8 @@ export async function run(): Promise<void> {
     await askRunner('graph-figures', { size, since: await showGraphOfOpenedFile(uri) });
     await askRunner('cpu-profile-stop', { name: `graph-${size}` });
     for (const graph of [false, true]) {
-      const { runMs, finalAfterMs, probes } = await measuredRun(uri, { graph });
-      await askRunner('run-figures', { size, graph, run: { runMs, finalAfterMs, probes } } satisfies RunFigures);
+      const { runMs, finalAfterMs, probes, cpuMs } = await measuredRun(uri, { graph });
+      await askRunner('run-figures', { size, graph, run: { runMs, finalAfterMs, probes, cpuMs } } satisfies RunFigures);
       console.log(`bench:ui: ${size} tasks, graph ${graph ? 'open' : 'closed'}: measured`);
     }
   }

@@ -52,6 +52,11 @@ export interface RunMeasure {
   readonly finalAfterMs: Partial<Record<Display, number>>;
   /** The workbench's probe, then the graph's when it was open. */
   readonly probes: readonly ProbeResult[];
+  /**
+   * CPU time from the run's start until every display showed the final states: the extension host's, and the
+   * language server's where it could be read. On two cores they compete with the window.
+   */
+  readonly cpuMs?: { readonly extensionHost: number; readonly server?: number };
 }
 
 /** Of a long animation frame: its scripts' time (the longest few, by source file and what called them), its forced

@@ -1,6 +1,7 @@
 // A run of a DAG as a user sees it, measured from the browser (askRunner.ts, workbenchProbe.ts): how long after the
 // run's end each display showed the final states, and the longest frame of the window meanwhile. The e2e suite
 // asserts on it; `npm run bench:ui` prints it.
+import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunRefusedData } from '../../../server/src/protocol/run';
@@ -13,6 +14,27 @@ export const RUN_DISPLAYS: readonly Display[] = ['tree', 'statusBar', 'notificat
 
 export interface MeasuredRun extends RunMeasure {
   readonly report: RunReport;
+}
+
+/**
+ * The CPU time (user and system, ms) of this process's child processes (the language server, which runs the DAG) so
+ * far, from Linux's /proc; undefined elsewhere.
+ */
+function childrenCpuMs(): number | undefined {
+  try {
+    const children = readdirSync(`/proc/${process.pid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${process.pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean),
+    );
+    const ticks = children.reduce((sum, child) => {
+      // After the command's name in parentheses: utime and stime are the 12th and 13th fields.
+      const fields = readFileSync(`/proc/${child}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return sum + Number(fields[11]) + Number(fields[12]);
+    }, 0);
+    // Linux's clock ticks are 100 a second on every common build.
+    return ticks * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Nothing finished stays undefined longer than this after the run's end: the probe gives up. */
@@ -44,9 +66,16 @@ export async function measuredRun(
     dagId,
     displays: graph ? [...displays, 'graph'] : displays,
   });
+  const [hostBefore, serverBefore] = [process.cpuUsage(), childrenCpuMs()];
   const report = await vscode.commands.executeCommand<RunReport | RunRefusedData | undefined>('acmp.runDag', uri);
   if (report === undefined || !('run_id' in report)) throw new Error(`the DAG did not run: ${JSON.stringify(report)}`);
   const probes = await askRunner<ProbeResult[]>('probe-result', { timeoutMs: SETTLE_TIMEOUT_MS });
+  const host = process.cpuUsage(hostBefore);
+  const serverAfter = childrenCpuMs();
+  const cpuMs = {
+    extensionHost: Math.round((host.user + host.system) / 1000),
+    ...(serverBefore !== undefined && serverAfter !== undefined && { server: serverAfter - serverBefore }),
+  };
   const ended = Date.parse(report.finished_at);
   const finalAfterMs: Partial<Record<Display, number>> = {};
   for (const probe of probes) {
@@ -54,5 +83,5 @@ export async function measuredRun(
       finalAfterMs[display] = Math.max(0, since - ended);
     }
   }
-  return { report, runMs: ended - Date.parse(report.started_at), finalAfterMs, probes };
+  return { report, runMs: ended - Date.parse(report.started_at), finalAfterMs, probes, cpuMs };
 }
