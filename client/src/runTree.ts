@@ -21,7 +21,7 @@ export const RUNS_VIEW = 'acmpRuns';
  * A run of more tasks than this lists them by state, failed first, each state a closed node: its start and its end
  * then change a few nodes rather than every task's row (VS Code's work for a list of changed nodes grows with the
  * square of its length, and what crosses to the window with the rows a change lists). Such a run is redrawn whole
- * (its groups), at most every RUN_REDRAW_MS.
+ * (its groups), at most every RUN_REDRAW_MS. Its routine log lines are at debug level (runLog.ts).
  */
 export const MAX_TASKS_LISTED = 500;
 const RUN_REDRAW_MS = 1_000;

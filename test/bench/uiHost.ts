@@ -1,6 +1,9 @@
 // The extension-host side of `npm run bench:ui` (test/bench/ui.ts starts the window): opens each generated DAG of the
 // workspace and its graph, which the runner measures, then runs the DAG on the built-in provider with the graph
 // closed and open, and hands each measured run to the runner.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { AcmpApi } from '../../client/src/extension';
 import { askRunner } from '../e2e/suite/askRunner';
@@ -21,6 +24,26 @@ async function showGraphOfOpenedFile(uri: vscode.Uri): Promise<number> {
   return since;
 }
 
+/**
+ * With ACMP_BENCH_PROFILE=DIR (test/e2e/cpuProfiler.ts profiles the window), a CPU profile of this extension host
+ * during `work` too, as DIR/host-NAME.cpuprofile: the extension's share of a run.
+ */
+async function profiledHost<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const folder = process.env.ACMP_BENCH_PROFILE;
+  if (folder === undefined) return work();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(folder, `host-${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
 export async function run(): Promise<void> {
   await vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!.activate();
   const folder = vscode.workspace.workspaceFolders![0]!.uri;
@@ -36,7 +59,9 @@ export async function run(): Promise<void> {
     await askRunner('graph-figures', { size, since: await showGraphOfOpenedFile(uri) });
     await askRunner('cpu-profile-stop', { name: `graph-${size}` });
     for (const graph of [false, true]) {
-      const { runMs, finalAfterMs, probes, cpuMs } = await measuredRun(uri, { graph });
+      const { runMs, finalAfterMs, probes, cpuMs } = await profiledHost(`${size}-${graph ? 'graph' : 'no-graph'}`, () =>
+        measuredRun(uri, { graph }),
+      );
       await askRunner('run-figures', { size, graph, run: { runMs, finalAfterMs, probes, cpuMs } } satisfies RunFigures);
       console.log(`bench:ui: ${size} tasks, graph ${graph ? 'open' : 'closed'}: measured`);
     }
