@@ -132,6 +132,8 @@ export interface DrawnView {
   readonly current: string;
   readonly focus: string;
   readonly status: string;
+  /** Whether the drawing runs in a worker: the page's canvas was handed to it and has no context of the page's. */
+  readonly inWorker: boolean;
 }
 
 /** Runs the steps on the graph page of a VS Code window; answers what the `read` and `measure` steps found. */
@@ -167,8 +169,16 @@ export async function probeGraph(
     } else if ('read' in step) {
       found.push(
         await frame.evaluate<DrawnView>(`(() => {
-          const { dataset } = document.getElementById('graph');
+          const canvas = document.getElementById('graph');
+          const { dataset } = canvas;
+          let inWorker;
+          try {
+            inWorker = canvas.getContext('2d') === null;
+          } catch {
+            inWorker = true;
+          }
           return {
+            inWorker,
             tasks: Number(dataset.tasks),
             scale: Number(dataset.scale),
             x: Number(dataset.x),
