@@ -50,6 +50,9 @@ function readPalette(): ReturnType<typeof paletteOf> {
   return paletteOf((name, fallback) => style.getPropertyValue(name).trim() || fallback, colourParser);
 }
 
+/** The levels up and down focus mode shows, as the user typed them. */
+const depth = (): number => clampDepth(Number(depthInput.value));
+
 /** Where the pointer last was over the view (CSS pixels of the page), for the tooltip the drawing answers with. */
 const pointer = { x: 0, y: 0 };
 /** A harness's wait for the drawing's record of its frames. */
@@ -94,7 +97,8 @@ function fromCanvas(message: FromGraphCanvas): void {
 let sent = 0;
 /** Tells the drawing: its worker, or the drawing in this page. */
 const tellCanvas = ((): ((message: ToGraphCanvas) => void) => {
-  const start = { type: 'start', view: viewSize(), palette: readPalette() } as const;
+  const focus = { on: focusBox.checked, depth: depth() };
+  const start = { type: 'start', view: viewSize(), palette: readPalette(), focus } as const;
   if (GRAPH_WORKER_SCRIPT !== '' && typeof Worker === 'function' && 'transferControlToOffscreen' in canvas) {
     // A worker from the bundled script's text: a webview's own scripts come from another origin than its page,
     // which a worker's script may not (the Content-Security-Policy allows blob: workers for this).
@@ -121,7 +125,6 @@ function pointIn(target: Element, event: MouseEvent): { x: number; y: number } {
   return { x: event.clientX - bounds.left, y: event.clientY - bounds.top };
 }
 
-const depth = (): number => clampDepth(Number(depthInput.value));
 const focusChanged = (): void => toCanvas({ type: 'focus', on: focusBox.checked, depth: depth() });
 
 let drag: { x: number; y: number; moved: boolean } | undefined;

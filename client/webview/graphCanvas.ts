@@ -33,11 +33,11 @@ export type ToGraphCanvas =
       readonly overview: DrawingCanvas;
       readonly view: ViewSize;
       readonly palette: Palette;
+      readonly focus: FocusSetting;
     }
   | { readonly type: 'size'; readonly view: ViewSize }
   | { readonly type: 'palette'; readonly palette: Palette }
-  /** The focus checkbox and the levels it shows. */
-  | { readonly type: 'focus'; readonly on: boolean; readonly depth: number }
+  | ({ readonly type: 'focus' } & FocusSetting)
   | { readonly type: 'fit' }
   /** Zoom by `factor` keeping a point of the view where it is (its middle by default). */
   | { readonly type: 'zoom'; readonly factor: number; readonly x?: number; readonly y?: number }
@@ -52,6 +52,12 @@ export type ToGraphCanvas =
   | { readonly type: 'enter' }
   /** A harness's record of the drawing's frames: started, or stopped and answered with a `frames` message. */
   | { readonly type: 'record frames'; readonly on: boolean };
+
+/** The focus checkbox, and the levels up and down it shows. */
+export interface FocusSetting {
+  readonly on: boolean;
+  readonly depth: number;
+}
 
 /** What the drawing tells the page. */
 export type FromGraphCanvas =
@@ -96,9 +102,14 @@ const CACHE_COLUMN = 128;
 const STATES_FRAME_MS = 100;
 const LARGE_STATES_FRAME_MS = 250;
 const LARGE_GRAPH = 1_000;
-/** At most this many boxes whose state changed are painted again into the image a frame. */
-const CHANGED_BOXES_A_FRAME = 2_500;
+/**
+ * At most this many boxes whose state changed are painted again into the image a frame, the rest in the next: in the
+ * worker, with a 250 ms states frame, 2,500 made frames of 33-67 ms during bench:graph's run, 1,000 frames of 17 ms.
+ */
+const CHANGED_BOXES_A_FRAME = 1_000;
 const FIT_MARGIN = 24;
+/** A frame asked for is drawn at the latest this long after, animation frame or not (requestFrame). */
+const FRAME_TIMEOUT_MS = 1_000;
 /** Running tasks' outlines move at this interval. */
 const ANIMATION_MS = 120;
 const FONT = `13px sans-serif`;
@@ -123,7 +134,7 @@ let overviewContext!: Context;
 let viewSize: ViewSize = { width: 0, height: 0, ratio: 1, overviewWidth: 0, overviewHeight: 0 };
 let overviewHidden = false;
 let focusOn = false;
-let focusDepth = 2;
+let focusDepth = 1;
 
 /** A drawable graph: the whole DAG, or the neighbourhood focus mode shows. Boxes: the tasks, then the missing ids. */
 interface Shown {
@@ -316,11 +327,23 @@ function bringIntoView(n: number): void {
 
 // ---- Drawing.
 
+/**
+ * Asks for a frame: the next animation frame, or, where none comes within FRAME_TIMEOUT_MS, a timer's. A worker's
+ * animation frames wait for its canvas's compositor and stop while the canvas is out of sight; one e2e run saw a new
+ * graph page draw nothing for 60 s, cause not established. A frame requested but not yet drawn is drawn once.
+ */
 function requestFrame(): void {
   if (frameRequested) return;
   frameRequested = true;
-  requestAnimationFrame(draw);
+  const requested = (now: number): void => {
+    if (!frameRequested) return;
+    clearTimeout(frameTimeout);
+    draw(now);
+  };
+  requestAnimationFrame(requested);
+  frameTimeout = setTimeout(() => requested(performance.now()), FRAME_TIMEOUT_MS);
 }
+let frameTimeout: ReturnType<typeof setTimeout> | undefined;
 
 /** A label cut with an ellipsis to fit a box, measured once per text and font. */
 function fitted(n: number, line: 0 | 1): string {
@@ -643,9 +666,8 @@ function statesReceived({ reset, states: { tasks, codes, others }, running }: St
 
 /**
  * A frame for changes of state, at most one in STATES_FRAME_MS (LARGE_STATES_FRAME_MS in a large graph): at a
- * 10,000-task run's end the machine is at its busiest, and each frame costs about the same whatever it paints (a frame
- * painting at most 1,000 changed boxes instead of 2,500 left the longest frame as it was), the compositor's too (a
- * trace put Chromium's at 0.4 s of CPU for the drawing's 20 frames of such a run, beside the window's thread).
+ * 10,000-task run's end the machine is at its busiest, and each frame costs the compositor too (a trace put
+ * Chromium's at 0.4 s of CPU for the drawing's 20 frames of such a run, beside the window's thread).
  */
 function requestStatesFrame(): void {
   if (frameRequested || statesFrameTimer !== undefined) return;
@@ -1184,11 +1206,16 @@ function receive(message: ToGraphCanvas): void {
       overviewContext = overview.getContext('2d') as Context;
       viewSize = message.view;
       palette = message.palette;
+      ({ on: focusOn, depth: focusDepth } = message.focus);
       break;
-    case 'size':
+    case 'size': {
+      // A graph that came while the view had no size yet (a panel still being laid out) is fitted once it has one.
+      const unsized = viewSize.width === 0 || viewSize.height === 0;
       viewSize = message.view;
+      if (unsized && focused === undefined && whole !== undefined) fit();
       requestFrame();
       break;
+    }
     case 'palette':
       palette = message.palette;
       looksChanged();

@@ -46,11 +46,40 @@ export async function graphFrame(
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `no graph view drew a graph${tasks === undefined ? '' : ` of ${tasks} tasks`} within ${timeoutMs} ms`,
+        `no graph view drew a graph${tasks === undefined ? '' : ` of ${tasks} tasks`} within ${timeoutMs} ms; ${await graphPages(page)}`,
       );
     }
     await page.waitForTimeout(100);
   }
+}
+
+/** What each graph page of the window shows (for a failure's message): its canvas's data attributes and status line. */
+async function graphPages(page: Page): Promise<string> {
+  const pages: string[] = [];
+  for (const frame of page.frames()) {
+    if (frame.isDetached()) continue;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const shown = await Promise.race([
+      frame
+        .evaluate(
+          `(() => {
+            const canvas = document.getElementById('graph');
+            if (canvas === null) return undefined;
+            return JSON.stringify({
+              ...canvas.dataset,
+              sent: globalThis.acmpGraph?.sent(),
+              visibility: document.visibilityState,
+              status: document.getElementById('status')?.textContent,
+            });
+          })()`,
+        )
+        .catch(() => undefined),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 1_000))),
+    ]);
+    clearTimeout(timer);
+    if (typeof shown === 'string') pages.push(shown);
+  }
+  return pages.length === 0 ? 'no graph page found' : `graph pages: ${pages.join(', ')}`;
 }
 
 /**
