@@ -25,13 +25,10 @@ export class RunLog implements Disposable {
       }
       case 'task-state': {
         const provider = event.provider_id === undefined ? '' : ` (${event.provider_id})`;
-        if (event.error === undefined) {
-          this.routine(event.run_id, () => `${run} ${event.task_id} → ${event.state}${provider}`);
-          return;
-        }
-        const line = `${run} ${event.task_id} → ${event.state}${provider}`;
-        if (event.state === 'failed') this.channel.error(`${line}: ${event.error.code} ${event.error.message}`);
-        else this.channel.warn(`${line}: ${event.error.code} ${event.error.message}`);
+        const line = (): string => `${run} ${event.task_id} → ${event.state}${provider}`;
+        if (event.error === undefined) this.routine(event.run_id, line);
+        else if (event.state === 'failed') this.channel.error(`${line()}: ${event.error.code} ${event.error.message}`);
+        else this.channel.warn(`${line()}: ${event.error.code} ${event.error.message}`);
         return;
       }
       case 'chunk':

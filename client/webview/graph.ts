@@ -6,7 +6,9 @@
 // attributes.
 import type { FromGraphPage, ToGraphPage } from '../src/graphPage';
 import {
+  type FocusSetting,
   type FromGraphCanvas,
+  type Palette,
   type ToGraphCanvas,
   type ViewSize,
   clampDepth,
@@ -45,13 +47,14 @@ function viewSize(): ViewSize {
   };
 }
 
-function readPalette(): ReturnType<typeof paletteOf> {
+function readPalette(): Palette {
   const style = getComputedStyle(document.documentElement);
   return paletteOf((name, fallback) => style.getPropertyValue(name).trim() || fallback, colourParser);
 }
 
 /** The levels up and down focus mode shows, as the user typed them. */
 const depth = (): number => clampDepth(Number(depthInput.value));
+const focusSetting = (): FocusSetting => ({ on: focusBox.checked, depth: depth() });
 
 /** Where the pointer last was over the view (CSS pixels of the page), for the tooltip the drawing answers with. */
 const pointer = { x: 0, y: 0 };
@@ -97,8 +100,7 @@ function fromCanvas(message: FromGraphCanvas): void {
 let sent = 0;
 /** Tells the drawing: its worker, or the drawing in this page. */
 const tellCanvas = ((): ((message: ToGraphCanvas) => void) => {
-  const focus = { on: focusBox.checked, depth: depth() };
-  const start = { type: 'start', view: viewSize(), palette: readPalette(), focus } as const;
+  const start = { type: 'start', view: viewSize(), palette: readPalette(), focus: focusSetting() } as const;
   if (GRAPH_WORKER_SCRIPT !== '' && typeof Worker === 'function' && 'transferControlToOffscreen' in canvas) {
     // A worker from the bundled script's text: a webview's own scripts come from another origin than its page,
     // which a worker's script may not (the Content-Security-Policy allows blob: workers for this).
@@ -125,7 +127,7 @@ function pointIn(target: Element, event: MouseEvent): { x: number; y: number } {
   return { x: event.clientX - bounds.left, y: event.clientY - bounds.top };
 }
 
-const focusChanged = (): void => toCanvas({ type: 'focus', on: focusBox.checked, depth: depth() });
+const focusChanged = (): void => toCanvas({ type: 'focus', ...focusSetting() });
 
 let drag: { x: number; y: number; moved: boolean } | undefined;
 canvas.addEventListener('pointerdown', (event) => {

@@ -167,10 +167,9 @@ let boxStates = new Uint8Array(0);
 let boxOfTask: Int32Array | undefined;
 /**
  * How many tasks are in each state, by its number (counted as they change: the status line shows them at every
- * change), and how many have one.
+ * change); none is not counted.
  */
 const stateCounts = new Uint32Array(STATE_CODES.length);
-let tasksInRun = 0;
 const [PENDING, RUNNING] = [STATE_CODES.indexOf('pending'), STATE_CODES.indexOf('running')];
 let runGoing = false;
 let currentTaskId: string | undefined;
@@ -276,13 +275,9 @@ export function paletteOf(variable: (name: string, fallback: string) => string, 
 
 // ---- The view transform.
 
-function size(): { width: number; height: number } {
-  return viewSize;
-}
-
 function fit(): void {
   if (shown === undefined) return;
-  const { width, height } = size();
+  const { width, height } = viewSize;
   const { layout } = shown;
   const scale = Math.min(
     MAX_SCALE,
@@ -297,7 +292,7 @@ function fit(): void {
 }
 
 /** Zooms by `factor` keeping the point (x, y) of the view (CSS pixels) where it is. */
-function zoom(factor: number, x = size().width / 2, y = size().height / 2): void {
+function zoom(factor: number, x = viewSize.width / 2, y = viewSize.height / 2): void {
   const scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, transform.scale * factor));
   transform.x = x - ((x - transform.x) * scale) / transform.scale;
   transform.y = y - ((y - transform.y) * scale) / transform.scale;
@@ -314,7 +309,7 @@ function pan(dx: number, dy: number): void {
 /** Pans so that box n is in view, centring it when it is not. */
 function bringIntoView(n: number): void {
   if (shown === undefined) return;
-  const { width, height } = size();
+  const { width, height } = viewSize;
   const [x, y] = [shown.layout.boxes[2 * n]!, shown.layout.boxes[2 * n + 1]!];
   const left = x * transform.scale + transform.x;
   const top = y * transform.scale + transform.y;
@@ -615,7 +610,6 @@ function forgetStates(tasks: number): void {
   else taskStates = new Uint8Array(tasks);
   otherStates.clear();
   stateCounts.fill(0);
-  tasksInRun = 0;
 }
 
 /**
@@ -631,14 +625,8 @@ function statesReceived({ reset, states: { tasks, codes, others }, running }: St
     changedAt.fill(changes);
   }
   const count = (from: number, to: number): void => {
-    if (from !== 0) {
-      stateCounts[from]!--;
-      tasksInRun--;
-    }
-    if (to !== 0) {
-      stateCounts[to]!++;
-      tasksInRun++;
-    }
+    if (from !== 0) stateCounts[from]!--;
+    if (to !== 0) stateCounts[to]!++;
   };
   // A number that is no state is taken for none.
   const known = (code: number): number => (code < STATE_CODES.length ? code : 0);
@@ -980,7 +968,7 @@ function drawOverview(): void {
   overviewContext.setTransform(1, 0, 0, 1, 0, 0);
   overviewContext.clearRect(0, 0, overview.width, overview.height);
   overviewContext.drawImage(overviewImage!, 0, 0);
-  const main = size();
+  const main = viewSize;
   overviewContext.setTransform(ratio * scale, 0, 0, ratio * scale, 0, 0);
   overviewContext.strokeStyle = palette.focus;
   overviewContext.lineWidth = 1.5 / scale;
@@ -1104,6 +1092,7 @@ function describe(): void {
   } else if (focusOn) {
     parts.push('focus: put the cursor in a task');
   }
+  const tasksInRun = stateCounts.reduce((sum, tasks) => sum + tasks, 0);
   if (tasksInRun > 0) {
     const running = stateCounts[RUNNING]!;
     const finished = tasksInRun - running - stateCounts[PENDING]!;
@@ -1158,7 +1147,7 @@ function centreOverviewAt(x: number, y: number): void {
   const { layout } = shown;
   const { overviewWidth, overviewHeight } = viewSize;
   const scale = Math.min(overviewWidth / Math.max(1, layout.width), overviewHeight / Math.max(1, layout.height));
-  const main = size();
+  const main = viewSize;
   transform.x = main.width / 2 - (x / scale) * transform.scale;
   transform.y = main.height / 2 - (y / scale) * transform.scale;
   requestFrame();

@@ -20,6 +20,22 @@ export interface GraphFigures {
 }
 
 /**
+ * What a frame answers, or `otherwise` when it fails or takes over a second: a frame being torn down (a panel just
+ * closed) may never answer.
+ */
+async function frameAnswer<T>(answer: Promise<T>, otherwise: T): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      answer.catch(() => otherwise),
+      new Promise<T>((resolve) => (timer = setTimeout(() => resolve(otherwise), 1_000))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * The frame whose document holds the graph view's canvas, once it has drawn a graph (of `tasks` tasks, when given: a
  * panel closed just before can still be in the page for a moment, showing its own graph).
  */
@@ -32,17 +48,7 @@ export async function graphFrame(
   for (;;) {
     for (const frame of page.frames()) {
       if (frame.isDetached()) continue;
-      // Bounded: a frame being torn down (a panel just closed) may never answer.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const drawn = await Promise.race([
-        frame
-          .locator(selector)
-          .count()
-          .catch(() => 0),
-        new Promise<number>((resolve) => (timer = setTimeout(() => resolve(0), 1_000))),
-      ]);
-      clearTimeout(timer);
-      if (drawn > 0) return frame;
+      if ((await frameAnswer(frame.locator(selector).count(), 0)) > 0) return frame;
     }
     if (Date.now() > deadline) {
       throw new Error(
@@ -58,26 +64,22 @@ async function graphPages(page: Page): Promise<string> {
   const pages: string[] = [];
   for (const frame of page.frames()) {
     if (frame.isDetached()) continue;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const shown = await Promise.race([
-      frame
-        .evaluate(
-          `(() => {
-            const canvas = document.getElementById('graph');
-            if (canvas === null) return undefined;
-            return JSON.stringify({
-              ...canvas.dataset,
-              sent: globalThis.acmpGraph?.sent(),
-              visibility: document.visibilityState,
-              status: document.getElementById('status')?.textContent,
-            });
-          })()`,
-        )
-        .catch(() => undefined),
-      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 1_000))),
-    ]);
-    clearTimeout(timer);
-    if (typeof shown === 'string') pages.push(shown);
+    const shown = await frameAnswer(
+      frame.evaluate<string | undefined>(
+        `(() => {
+          const canvas = document.getElementById('graph');
+          if (canvas === null) return undefined;
+          return JSON.stringify({
+            ...canvas.dataset,
+            sent: globalThis.acmpGraph?.sent(),
+            visibility: document.visibilityState,
+            status: document.getElementById('status')?.textContent,
+          });
+        })()`,
+      ),
+      undefined,
+    );
+    if (shown !== undefined) pages.push(shown);
   }
   return pages.length === 0 ? 'no graph page found' : `graph pages: ${pages.join(', ')}`;
 }
