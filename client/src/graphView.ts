@@ -248,6 +248,10 @@ export function registerGraphView(context: vscode.ExtensionContext, client: Lang
   context.subscriptions.push(
     vscode.commands.registerCommand(SHOW_GRAPH_COMMAND, showGraph),
     vscode.workspace.onDidChangeTextDocument(({ document }) => panels.get(document.uri.toString())?.refreshSoon()),
+    // A closed untitled document is gone for good: its graph would only mislead.
+    vscode.workspace.onDidCloseTextDocument((document) => {
+      if (document.isUntitled) panels.get(document.uri.toString())?.panel.dispose();
+    }),
     vscode.window.onDidChangeTextEditorSelection(({ textEditor }) => {
       void panels.get(textEditor.document.uri.toString())?.followCursor(textEditor);
     }),

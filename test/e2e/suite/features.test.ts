@@ -4,11 +4,11 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { DIAMOND, diamondWith } from '../../support/diamond';
 import { codeOf, diagnosticsWhen } from './diagnostics';
+import { openUntitledDag } from './untitledDag';
 
 /** An untitled acmp-dag document with `text`, shown in an editor (the client sends it to the server first). */
 async function openDag(text: string): Promise<vscode.TextEditor> {
-  const document = await vscode.workspace.openTextDocument({ language: 'acmp-dag', content: text });
-  return vscode.window.showTextDocument(document);
+  return vscode.window.showTextDocument(await openUntitledDag(text));
 }
 
 const labelOf = (item: vscode.CompletionItem): string =>

@@ -4,10 +4,11 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
-import { diamondWith } from '../../support/diamond';
+import { DIAMOND, diamondWith } from '../../support/diamond';
 import { marketDag } from '../../support/marketDag';
 import type { DrawnView, GraphFigures, ProbeStep } from '../graphBench';
 import { askRunner, runnerAnswers } from './askRunner';
+import { openUntitledDag } from './untitledDag';
 
 /** Has the runner run the steps on the open graph page; answers what its `read` and `measure` steps found. */
 const graphProbe = (steps: readonly ProbeStep[]): Promise<(DrawnView | GraphFigures)[]> =>
@@ -19,11 +20,11 @@ const isGraphTab = (tab: vscode.Tab): boolean =>
 
 const graphTabs = (): vscode.Tab[] => vscode.window.tabGroups.all.flatMap((group) => group.tabs.filter(isGraphTab));
 
-/** Resolves with the first tab `accept` takes, now or when the tabs change; fails after `ms` with the tabs seen. */
-function tabWhen(accept: (tab: vscode.Tab) => boolean, ms = 20_000): Promise<vscode.Tab> {
+/** Resolves with what `answer` finds in the tabs, now or when they change; fails after `ms` with the tabs seen. */
+function whenTabs<T>(answer: (tabs: readonly vscode.Tab[]) => T | undefined, ms = 20_000): Promise<T> {
   return new Promise((resolve, reject) => {
     const check = (): void => {
-      const found = vscode.window.tabGroups.all.flatMap((group) => group.tabs).find(accept);
+      const found = answer(vscode.window.tabGroups.all.flatMap((group) => group.tabs));
       if (found === undefined) return;
       subscription.dispose();
       clearTimeout(timer);
@@ -33,11 +34,15 @@ function tabWhen(accept: (tab: vscode.Tab) => boolean, ms = 20_000): Promise<vsc
     const timer = setTimeout(() => {
       subscription.dispose();
       const seen = vscode.window.tabGroups.all.flatMap((group) => group.tabs.map((tab) => tab.label));
-      reject(new Error(`no such tab after ${ms} ms; tabs: ${seen.join(', ')}`));
+      reject(new Error(`the tabs did not become as expected within ${ms} ms; tabs: ${seen.join(', ')}`));
     }, ms);
     check();
   });
 }
+
+const tabWhen = (accept: (tab: vscode.Tab) => boolean): Promise<vscode.Tab> => whenTabs((tabs) => tabs.find(accept));
+
+const noGraphTabs = (): Promise<true> => whenTabs((tabs) => (tabs.some(isGraphTab) ? undefined : true));
 
 suite('ACMP DAG graph view in VS Code', () => {
   teardown(async () => {
@@ -47,7 +52,7 @@ suite('ACMP DAG graph view in VS Code', () => {
 
   test('acmp.showGraph opens the graph beside the DAG once, showing markup in ids as text', async () => {
     const text = diamondWith('"dag_diamond"', '"dag_<i>diamond</i>"').replace('"task_note"', '"task_<b>x</b>"');
-    const document = await vscode.workspace.openTextDocument({ language: 'acmp-dag', content: text });
+    const document = await openUntitledDag(text);
     const editor = await vscode.window.showTextDocument(document);
 
     await vscode.commands.executeCommand('acmp.showGraph', document.uri);
@@ -60,10 +65,26 @@ suite('ACMP DAG graph view in VS Code', () => {
     assert.equal(graphTabs().length, 1);
   });
 
+  test("an untitled DAG's graph closes with it; a new DAG given its name gets a graph of its own", async () => {
+    const first = await openUntitledDag(DIAMOND);
+    await vscode.window.showTextDocument(first);
+    await vscode.commands.executeCommand('acmp.showGraph', first.uri);
+    await tabWhen((tab) => isGraphTab(tab) && tab.label === 'Graph: dag_diamond');
+
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+    await noGraphTabs();
+
+    const second = await openUntitledDag(diamondWith('"dag_diamond"', '"dag_second"'));
+    await vscode.window.showTextDocument(second);
+    await vscode.commands.executeCommand('acmp.showGraph', second.uri);
+    await tabWhen((tab) => isGraphTab(tab) && tab.label === 'Graph: dag_second');
+    assert.equal(graphTabs().length, 1);
+  });
+
   /** Opens a market DAG of `size` tasks and its graph; answers the text and its editor. */
   async function showMarketGraph(size: number): Promise<{ text: string; editor: vscode.TextEditor }> {
     const text = JSON.stringify(marketDag(size, { backEdges: 0 }), null, 2);
-    const document = await vscode.workspace.openTextDocument({ language: 'acmp-dag', content: text });
+    const document = await openUntitledDag(text);
     const editor = await vscode.window.showTextDocument(document);
     await vscode.commands.executeCommand('acmp.showGraph', document.uri);
     return { text, editor };

@@ -5,7 +5,14 @@ import { FAILED_MARKER, type FailedTest } from '../askProtocol';
 
 /** Runs the tests `load` evaluates (it requires the bundled test files); resolves when every test passed. */
 export function runMocha(load: () => void): Promise<void> {
-  const mocha = new Mocha({ ui: 'tdd', timeout: 60_000, color: false, reporter: 'spec' });
+  // ACMP_E2E_GREP runs only the tests whose full titles match (while working on one suite).
+  const mocha = new Mocha({
+    ui: 'tdd',
+    timeout: 60_000,
+    color: false,
+    reporter: 'spec',
+    grep: process.env.ACMP_E2E_GREP,
+  });
   mocha.suite.emit('pre-require', globalThis, 'e2e', mocha);
   load();
   return new Promise((resolve, reject) => {
