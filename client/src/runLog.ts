@@ -2,6 +2,7 @@
 // routine lines (each task's changes of state, its cost) at debug level.
 import { type Disposable, LogLevel, type LogOutputChannel, window } from 'vscode';
 import type { RunEventParams, RunRefusedData } from '../../server/src/protocol/run';
+import type { RunReport } from '../../server/src/run/types';
 import { MAX_TASKS_LISTED } from './runTree';
 import { durationMs, fileName, formatCost, formatDuration, refusalMessage } from './runText';
 
@@ -46,17 +47,20 @@ export class RunLog implements Disposable {
         else this.routine(event.run_id, line);
         return;
       }
-      case 'run-finished': {
-        this.largeRuns.delete(event.run_id);
-        const { report } = event;
-        const took = formatDuration(durationMs(report.started_at, report.finished_at) ?? 0);
-        const line = `${run} ${report.dag_id} ${report.status} in ${took}, ${formatCost(report.totals.cost_cu)}, ${report.totals.tokens_used} tokens`;
-        if (report.status === 'completed') this.channel.info(line);
-        else if (report.status === 'failed') this.channel.error(line);
-        else this.channel.warn(line);
+      case 'run-finished':
+        this.finished(event.report);
         return;
-      }
     }
+  }
+
+  /** A run's last line, from its report (`run-finished`, or the answer to the run command in batches). */
+  finished(report: RunReport): void {
+    this.largeRuns.delete(report.run_id);
+    const took = formatDuration(durationMs(report.started_at, report.finished_at) ?? 0);
+    const line = `run ${short(report.run_id)} ${report.dag_id} ${report.status} in ${took}, ${formatCost(report.totals.cost_cu)}, ${report.totals.tokens_used} tokens`;
+    if (report.status === 'completed') this.channel.info(line);
+    else if (report.status === 'failed') this.channel.error(line);
+    else this.channel.warn(line);
   }
 
   /**

@@ -89,7 +89,9 @@ export class Runner {
           }
         },
       );
+      // In batches the run's end comes only with this answer (no `run-finished` event).
       this.runs.finish(report);
+      this.log.finished(report);
       this.showEnd(report.run_id);
       return report;
     } catch (error) {

@@ -253,7 +253,10 @@ export class RunsModel implements Disposable {
         if (event.error !== undefined) task.error = event.error;
         // A second `running` names the next provider tried after a refusal: the task started at the first.
         if (event.state === 'running') task.startedAt ??= event.at;
-        else if (event.state !== 'pending') task.finishedAt = event.at;
+        else if (event.state !== 'pending') {
+          if (event.started_at !== undefined) task.startedAt ??= event.started_at;
+          task.finishedAt = event.at;
+        }
       }
     }
     // Chunks and heartbeats change no state the extension shows.

@@ -17,7 +17,8 @@ import {
   type RunEventsParams,
   type RunRefusedData,
 } from '../../server/src/protocol/run';
-import type { RunEvent, RunReport } from '../../server/src/run/types';
+import { coalescedBatch } from '../../server/src/features/run';
+import type { RunEvent, RunReport, TaskState } from '../../server/src/run/types';
 import { atCursor } from '../support/cursor';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 
@@ -132,7 +133,7 @@ describe('running DAGs over LSP', () => {
     assert.equal(mine.filter((event) => event.type === 'cost').length, 4);
   });
 
-  test('eventBatches: the same events in order, in acmp/runEvents batches, none single; the answer after the last', async () => {
+  test("eventBatches: the events in order in acmp/runEvents batches, a task's start folded into its end, the report only in the answer", async () => {
     const uri = await open(PIPELINE);
     const runId = 'run-batched-1';
     const report = await runDag({ uri, runId, eventBatches: true });
@@ -142,10 +143,53 @@ describe('running DAGs over LSP', () => {
     const batched = mine.flatMap((params) => params.events);
     assert.ok(mine.length < batched.length, `${batched.length} events came in ${mine.length} notifications`);
     assert.equal(batched[0]!.type, 'run-started');
-    assert.equal(batched.at(-1)!.type, 'run-finished');
-    const states = (taskId: string) =>
-      batched.flatMap((event) => (event.type === 'task-state' && event.task_id === taskId ? [event.state] : []));
-    for (const task of report.tasks) assert.deepEqual(states(task.task_id), ['running', 'completed'], task.task_id);
+    assert.ok(!batched.some((event) => event.type === 'run-finished'), 'the report comes once, in the answer');
+    for (const task of report.tasks) {
+      const inBatch = (params: RunEventsParams) =>
+        params.events.filter((event) => event.type === 'task-state' && event.task_id === task.task_id);
+      const sent = mine.map(inBatch).filter((found) => found.length > 0);
+      // Each batch has the task's end, or its start and nothing after it: a running followed by the end is left out.
+      for (const found of sent) assert.equal(found.length, 1, JSON.stringify(found));
+      const states = sent.flat() as Extract<RunEvent, { type: 'task-state' }>[];
+      assert.equal(states.at(-1)!.state, 'completed');
+      const started = states.length === 2 ? states[0]!.at : states[0]!.started_at;
+      assert.equal(started, task.started_at, `${task.task_id}: when it started, as the events say`);
+    }
+  });
+
+  test('coalescedBatch leaves out only a running its end follows, and keeps when the first attempt started', () => {
+    const at = (n: number) => `2026-01-01T00:00:0${n}.000Z`;
+    const state = (taskId: string, state: TaskState, n: number, provider?: string): RunEvent => ({
+      type: 'task-state',
+      run_id: 'r',
+      task_id: taskId,
+      state,
+      at: at(n),
+      ...(provider !== undefined && { provider_id: provider }),
+    });
+    const cost: RunEvent = {
+      type: 'cost',
+      run_id: 'r',
+      task_id: 'a',
+      cost_cu: 1,
+      tokens_used: 1,
+      violation: false,
+      at: at(3),
+    };
+    const batch = [
+      state('a', 'running', 1, 'local'),
+      state('b', 'running', 1),
+      state('a', 'running', 2, 'slow'),
+      cost,
+      state('a', 'completed', 4, 'slow'),
+      state('c', 'failed', 5),
+    ];
+    assert.deepEqual(coalescedBatch(batch), [
+      state('b', 'running', 1),
+      cost,
+      { ...state('a', 'completed', 4, 'slow'), started_at: at(1) },
+      state('c', 'failed', 5),
+    ]);
   });
 
   test('after a run, field-path completion offers the paths of the real outputs', async () => {

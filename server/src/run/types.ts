@@ -63,6 +63,8 @@ export type RunEvent = EventBase &
         readonly state: TaskState;
         readonly provider_id?: string;
         readonly error?: TaskError;
+        /** On a task's end in a batch of events whose `running` it replaced (server/README.md): when it started. */
+        readonly started_at?: string;
       }
     | {
         readonly type: 'chunk';
