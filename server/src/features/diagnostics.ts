@@ -5,6 +5,7 @@
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AnalysisOptions } from '../dag/analyze';
 import { dagIndex } from '../dag/dagIndex';
+import { collectYoungGarbageSoon } from '../idleCollection';
 import { toLspDiagnostic } from '../protocol/diagnostics';
 import { type Settings, knownCapabilities } from '../protocol/settings';
 import type { FeatureContext } from './feature';
@@ -49,6 +50,7 @@ export function registerDiagnostics({
         if (documents.get(document.uri)?.version !== document.version) return;
         void analysis.document.root;
         dagIndex(analysis.model).prepare();
+        collectYoungGarbageSoon();
       },
       () => undefined,
     );

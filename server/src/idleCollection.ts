@@ -1,0 +1,20 @@
+// A minor garbage collection while the server is idle. An analysis of a 10,000-task file allocates about 10 MB, most
+// of it alive until it ends (the parsed value, then the model): a scavenge during it copies all of that, about half
+// of the analysis's time. Node has no idle-time collection (Chromium has), so the server asks for one itself once a
+// document's diagnostics are out, and the next analysis starts with the young generation empty.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+type Collect = (options: { type: 'minor' }) => void;
+
+let collect: Collect | undefined;
+
+/** Collects the young generation soon, after whatever the event loop has to do now. */
+export function collectYoungGarbageSoon(): void {
+  if (collect === undefined) {
+    // `gc` exists in a context made after the flag is set: the way to reach it without a flag at Node's start.
+    setFlagsFromString('--expose-gc');
+    collect = runInNewContext('gc') as Collect;
+  }
+  setImmediate(collect, { type: 'minor' });
+}
