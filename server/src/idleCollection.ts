@@ -9,12 +9,20 @@ type Collect = (options: { type: 'minor' }) => void;
 
 let collect: Collect | undefined;
 
+/** `gc` exists in a context made after the flag is set: the way to reach it without a flag at Node's start. */
+function collector(): Collect {
+  try {
+    setFlagsFromString('--expose-gc');
+    const found: unknown = runInNewContext('gc');
+    if (typeof found === 'function') return found as Collect;
+  } catch {
+    // A runtime without it collects as it would anyway.
+  }
+  return () => undefined;
+}
+
 /** Collects the young generation soon, after whatever the event loop has to do now. */
 export function collectYoungGarbageSoon(): void {
-  if (collect === undefined) {
-    // `gc` exists in a context made after the flag is set: the way to reach it without a flag at Node's start.
-    setFlagsFromString('--expose-gc');
-    collect = runInNewContext('gc') as Collect;
-  }
+  collect ??= collector();
   setImmediate(collect, { type: 'minor' });
 }

@@ -107,7 +107,7 @@ export function coalescedBatch(events: readonly RunEvent[]): RunEvent[] {
     else if (event.state === 'running' && index < endIndex.get(event.task_id)!) {
       if (!startedAt.has(event.task_id)) startedAt.set(event.task_id, event.at);
     } else {
-      const started = startedAt.get(event.task_id);
+      const started = index === endIndex.get(event.task_id) ? startedAt.get(event.task_id) : undefined;
       sent.push(started === undefined ? event : { ...event, started_at: started });
     }
   });
