@@ -115,6 +115,7 @@ const tellCanvas = ((): ((message: ToGraphCanvas) => void) => {
   receive({ ...start, canvas, overview });
   return receive;
 })();
+// The start message.
 sent++;
 function toCanvas(message: ToGraphCanvas): void {
   sent++;

@@ -134,6 +134,7 @@ let overviewContext!: Context;
 let viewSize: ViewSize = { width: 0, height: 0, ratio: 1, overviewWidth: 0, overviewHeight: 0 };
 let overviewHidden = false;
 let focusOn = false;
+/** The levels up and down focus mode shows, clamped as it is taken in. */
 let focusDepth = 1;
 
 /** A drawable graph: the whole DAG, or the neighbourhood focus mode shows. Boxes: the tasks, then the missing ids. */
@@ -322,10 +323,14 @@ function bringIntoView(n: number): void {
 
 // ---- Drawing.
 
+let frameTimeout: ReturnType<typeof setTimeout> | undefined;
+
 /**
  * Asks for a frame: the next animation frame, or, where none comes within FRAME_TIMEOUT_MS, a timer's. A worker's
- * animation frames wait for its canvas's compositor and stop while the canvas is out of sight; one e2e run saw a new
- * graph page draw nothing for 60 s, cause not established. A frame requested but not yet drawn is drawn once.
+ * animation frames wait for its canvas's compositor and stop while the canvas is out of sight, and what a frame
+ * tells the page (its status line, the data attributes) would wait with them. (The e2e failure this was first added
+ * for, a new graph page that drew nothing, was VS Code giving the test's document another one's text.) A frame
+ * requested but not yet drawn is drawn once.
  */
 function requestFrame(): void {
   if (frameRequested) return;
@@ -338,7 +343,6 @@ function requestFrame(): void {
   requestAnimationFrame(requested);
   frameTimeout = setTimeout(() => requested(performance.now()), FRAME_TIMEOUT_MS);
 }
-let frameTimeout: ReturnType<typeof setTimeout> | undefined;
 
 /** A label cut with an ellipsis to fit a box, measured once per text and font. */
 function fitted(n: number, line: 0 | 1): string {
@@ -968,15 +972,14 @@ function drawOverview(): void {
   overviewContext.setTransform(1, 0, 0, 1, 0, 0);
   overviewContext.clearRect(0, 0, overview.width, overview.height);
   overviewContext.drawImage(overviewImage!, 0, 0);
-  const main = viewSize;
   overviewContext.setTransform(ratio * scale, 0, 0, ratio * scale, 0, 0);
   overviewContext.strokeStyle = palette.focus;
   overviewContext.lineWidth = 1.5 / scale;
   overviewContext.strokeRect(
     -transform.x / transform.scale,
     -transform.y / transform.scale,
-    main.width / transform.scale,
-    main.height / transform.scale,
+    viewSize.width / transform.scale,
+    viewSize.height / transform.scale,
   );
 }
 
@@ -1011,10 +1014,6 @@ export function clampDepth(value: number): number {
   return Math.max(1, Math.min(50, Math.round(value) || 1));
 }
 
-function depth(): number {
-  return clampDepth(focusDepth);
-}
-
 /** The tasks at most `depth` edges up or down from a task, and the edges between them, laid out on their own. */
 function neighbourhood(of: string, levels: number): Shown {
   const { nodes, edges } = graph!;
@@ -1045,7 +1044,7 @@ function neighbourhood(of: string, levels: number): Shown {
 
 function show(): void {
   const wanted = focusOn && currentTaskId !== undefined ? currentTaskId : undefined;
-  const levels = depth();
+  const levels = focusDepth;
   if (wanted !== undefined && graph !== undefined && graph.nodes.some((node) => node.id === wanted)) {
     if (focused === undefined) wholeTransform = { ...transform };
     focused = wanted;
@@ -1087,7 +1086,7 @@ function describe(): void {
   const parts = [graphSummary];
   if (focused !== undefined) {
     parts.push(
-      `focus: ${focused}, ${depth()} level${depth() === 1 ? '' : 's'} up and down (${shown!.taskCount} tasks)`,
+      `focus: ${focused}, ${focusDepth} level${focusDepth === 1 ? '' : 's'} up and down (${shown!.taskCount} tasks)`,
     );
   } else if (focusOn) {
     parts.push('focus: put the cursor in a task');
@@ -1147,9 +1146,8 @@ function centreOverviewAt(x: number, y: number): void {
   const { layout } = shown;
   const { overviewWidth, overviewHeight } = viewSize;
   const scale = Math.min(overviewWidth / Math.max(1, layout.width), overviewHeight / Math.max(1, layout.height));
-  const main = viewSize;
-  transform.x = main.width / 2 - (x / scale) * transform.scale;
-  transform.y = main.height / 2 - (y / scale) * transform.scale;
+  transform.x = viewSize.width / 2 - (x / scale) * transform.scale;
+  transform.y = viewSize.height / 2 - (y / scale) * transform.scale;
   requestFrame();
 }
 
@@ -1195,7 +1193,8 @@ function receive(message: ToGraphCanvas): void {
       overviewContext = overview.getContext('2d') as Context;
       viewSize = message.view;
       palette = message.palette;
-      ({ on: focusOn, depth: focusDepth } = message.focus);
+      focusOn = message.focus.on;
+      focusDepth = clampDepth(message.focus.depth);
       break;
     case 'size': {
       // A graph that came while the view had no size yet (a panel still being laid out) is fitted once it has one.
@@ -1211,7 +1210,7 @@ function receive(message: ToGraphCanvas): void {
       break;
     case 'focus':
       focusOn = message.on;
-      focusDepth = message.depth;
+      focusDepth = clampDepth(message.depth);
       show();
       break;
     case 'fit':

@@ -14,7 +14,7 @@ import { analyzeDag } from '../../server/src/dag/analyze';
 import { dagGraph } from '../../server/src/features/graph';
 import { root } from '../e2e/build';
 import { cpuProfiler } from '../e2e/cpuProfiler';
-import { measureGraph } from '../e2e/graphBench';
+import { drawsInWorker, measureGraph } from '../e2e/graphBench';
 import { CHROMIUM } from '../e2e/launcher';
 import { ECHO_LAYER_WIDTH, echoLayersDag } from '../support/echoDag';
 
@@ -66,11 +66,7 @@ async function benchSize(size: number): Promise<void> {
       packGraph(graph),
     );
     const figures = await measureGraph(page, posted as number);
-    // A canvas handed to a worker has no context of the page's.
-    const inWorker = await page.evaluate(
-      "(() => { try { return document.getElementById('graph').getContext('2d') === null; } catch { return true; } })()",
-    );
-    console.log(`the drawing runs ${inWorker ? 'in a worker' : 'in the page'}`);
+    console.log(`the drawing runs ${(await drawsInWorker(page)) ? 'in a worker' : 'in the page'}`);
     console.log(
       `${size.toLocaleString('en')} tasks: first drawn ${figures.firstDrawnMs} ms after the message was posted (through playwright, not a webview); longest frame panning ${figures.longestPanFrameMs} ms (${figures.panFramesOver50Ms} of ${figures.panFrames} over 50 ms), zooming ${figures.longestZoomFrameMs} ms (${figures.zoomFramesOver50Ms} of ${figures.zoomFrames})`,
     );

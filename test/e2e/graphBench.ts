@@ -167,6 +167,12 @@ export interface DrawnView {
   readonly inWorker: boolean;
 }
 
+/** Whether the graph page's drawing runs in a worker: its canvas was handed over and has no context of the page's. */
+export const drawsInWorker = (target: Page | Frame): Promise<boolean> =>
+  target.evaluate(
+    "(() => { try { return document.getElementById('graph').getContext('2d') === null; } catch { return true; } })()",
+  );
+
 /** Runs the steps on the graph page of a VS Code window; answers what the `read` and `measure` steps found. */
 export async function probeGraph(
   page: Page,
@@ -198,18 +204,11 @@ export async function probeGraph(
         await page.waitForTimeout(20);
       }
     } else if ('read' in step) {
-      found.push(
-        await frame.evaluate<DrawnView>(`(() => {
-          const canvas = document.getElementById('graph');
-          const { dataset } = canvas;
-          let inWorker;
-          try {
-            inWorker = canvas.getContext('2d') === null;
-          } catch {
-            inWorker = true;
-          }
+      found.push({
+        inWorker: await drawsInWorker(frame),
+        ...(await frame.evaluate<Omit<DrawnView, 'inWorker'>>(`(() => {
+          const { dataset } = document.getElementById('graph');
           return {
-            inWorker,
             tasks: Number(dataset.tasks),
             scale: Number(dataset.scale),
             x: Number(dataset.x),
@@ -218,8 +217,8 @@ export async function probeGraph(
             focus: dataset.focus ?? '',
             status: document.getElementById('status').textContent ?? '',
           };
-        })()`),
-      );
+        })()`)),
+      });
     } else if ('screenshot' in step) {
       await page.screenshot({ path: screenshotPath(step.screenshot) });
     } else {
