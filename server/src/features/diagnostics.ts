@@ -3,7 +3,8 @@
 // during an analysis wait for it and then share the next one, so typing keeps it busy at most three quarters of
 // the time): a small file answers within a few tens of milliseconds, a large one not much later than its analysis.
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { AnalysisOptions } from '../dag/analyze';
+import type { AnalysisOptions, DagAnalysis } from '../dag/analyze';
+import { warmUpAnalysisOnce } from '../analysisWarmUp';
 import { dagIndex } from '../dag/dagIndex';
 import { collectYoungGarbageSoon } from '../idleCollection';
 import { toLspDiagnostic } from '../protocol/diagnostics';
@@ -12,6 +13,12 @@ import type { FeatureContext } from './feature';
 
 /** The wait after an edit is a third of the document's last analysis time, kept within these bounds. */
 export const DIAGNOSTICS_DEBOUNCE_MS = { min: 15, max: 150 } as const;
+
+/** What the first request after an analysis would otherwise do: index the text's offsets and the task ids. */
+const prepareForRequests = (analysis: DagAnalysis): void => {
+  void analysis.document.root;
+  dagIndex(analysis.model).prepare();
+};
 
 const analysisOptions = (settings: Settings): AnalysisOptions => ({
   limits: settings.limits,
@@ -48,9 +55,8 @@ export function registerDiagnostics({
     sent.then(
       () => {
         if (documents.get(document.uri)?.version !== document.version) return;
-        void analysis.document.root;
-        dagIndex(analysis.model).prepare();
-        collectYoungGarbageSoon();
+        prepareForRequests(analysis);
+        warmUpAnalysisOnce(prepareForRequests, collectYoungGarbageSoon);
       },
       () => undefined,
     );
