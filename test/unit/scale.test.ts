@@ -1,6 +1,8 @@
 // Inputs far beyond what a person writes: the analysis must answer correctly without touching the call stack.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { analyzeDag } from '../../server/src/dag/analyze';
 import { dagIndex } from '../../server/src/dag/dagIndex';
 
@@ -60,4 +62,29 @@ test('100,000-deep nesting at the top level gets a diagnostic, not a crash', () 
     diagnostics.map((d) => d.code),
     ['schema'],
   );
+});
+
+test('an analysis keeps its model, not the parsed value of the text', async () => {
+  setFlagsFromString('--expose-gc');
+  const collect = runInNewContext('gc') as () => void;
+  const parse = JSON.parse;
+  let parsed: WeakRef<object> | undefined;
+  JSON.parse = (text: string, reviver?: Parameters<typeof parse>[1]): unknown => {
+    const value = parse(text, reviver) as unknown;
+    if (parsed === undefined && typeof value === 'object' && value !== null) parsed = new WeakRef(value);
+    return value;
+  };
+  let analysis;
+  try {
+    analysis = analyzeDag(chain(1_000));
+  } finally {
+    JSON.parse = parse;
+  }
+  // A WeakRef holds its target until the job that made it ends.
+  await new Promise(setImmediate);
+  collect();
+  assert.notEqual(parsed, undefined);
+  assert.equal(parsed!.deref(), undefined, 'the parsed value outlived the analysis');
+  assert.equal(analysis.model.tasks.length, 1_000);
+  assert.equal(analysis.model.root?.kind, 'object');
 });
