@@ -691,6 +691,10 @@ function main(): void {
   console.log(
     `info  executor growth 10,000 -> 100,000 tasks ${(executor[1]!.medianMs / executor[0]!.medianMs).toFixed(1).padStart(11)} ×  (linear: about 10)`,
   );
+  // JSON.parse of the same texts: what the machine's memory makes of ten times the data, beside the analysis's growth.
+  console.log(
+    `info  JSON.parse growth 10,000 -> 100,000 tasks ${(at100k.parse.medianMs / at10k.parse.medianMs).toFixed(1).padStart(10)} ×  (beside analyzeDag's above)`,
+  );
   if (at100k.service !== undefined) {
     console.log(
       `info  analyzeDag / JSON service, 100,000 tasks ${(at100k.ours.medianMs / at100k.service.medianMs).toFixed(3).padStart(9)}×  (service: one run)`,
