@@ -18,8 +18,8 @@ export function warmUpDag(size: number): string {
   const id = (index: number) => `task_${index}`;
   const tasks: unknown[] = [];
   const edges: { from: string; to: string }[] = [];
+  const common = { capability: 'summarization', output_type: 'json', input_tokens_est: 500, max_price_cu: 0.01 };
   for (let index = 0; index < size; index++) {
-    const common = { capability: 'summarization', output_type: 'json', input_tokens_est: 500, max_price_cu: 0.01 };
     const up = index - LAYER_WIDTH;
     if (up < 0) {
       tasks.push({ task_id: id(index), input: { type: 'text', data: `document ${index}` }, ...common });

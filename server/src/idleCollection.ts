@@ -5,12 +5,15 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-type Collect = (options: { type: 'minor' }) => void;
+type Collect = (options?: { type: 'minor' | 'major' }) => void;
 
 let collect: Collect | undefined;
 
-/** `gc` exists in a context made after the flag is set: the way to reach it without a flag at Node's start. */
-function collector(): Collect {
+/**
+ * V8's `gc` (a full collection, or a minor one with `{ type: 'minor' }`), reached without a flag at Node's start: it
+ * exists in a context made after the flag is set. Where the runtime has none, a function that does nothing.
+ */
+export function garbageCollector(): Collect {
   try {
     setFlagsFromString('--expose-gc');
     const found: unknown = runInNewContext('gc');
@@ -23,6 +26,6 @@ function collector(): Collect {
 
 /** Collects the young generation soon, after whatever the event loop has to do now. */
 export function collectYoungGarbageSoon(): void {
-  collect ??= collector();
+  collect ??= garbageCollector();
   setImmediate(collect, { type: 'minor' });
 }

@@ -1,10 +1,9 @@
 // Inputs far beyond what a person writes: the analysis must answer correctly without touching the call stack.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { analyzeDag } from '../../server/src/dag/analyze';
 import { dagIndex } from '../../server/src/dag/dagIndex';
+import { garbageCollector } from '../../server/src/idleCollection';
 
 const huge = { limits: { maxTasks: 1e9, maxDepth: 1e9, maxFanOut: 1e9 } };
 const task = (i: number, input: unknown) => ({ task_id: `task_${i}`, capability: 'echo', input });
@@ -65,8 +64,7 @@ test('100,000-deep nesting at the top level gets a diagnostic, not a crash', () 
 });
 
 test('an analysis keeps its model, not the parsed value of the text', async () => {
-  setFlagsFromString('--expose-gc');
-  const collect = runInNewContext('gc') as () => void;
+  const collect = garbageCollector();
   const parse = JSON.parse;
   let parsed: WeakRef<object> | undefined;
   JSON.parse = (text: string, reviver?: Parameters<typeof parse>[1]): unknown => {
