@@ -1,6 +1,7 @@
-// Durable runs (issue 17): the language server lists and follows the runs of the engine `acmp.engine.url` names
-// once asked (acmp/durableRuns); their events then come as any run's. Asked again whenever the server (re)starts,
-// after a window reload among others, and when the setting changes.
+// Durable runs: the language server lists and follows the runs of the engine `acmp.engine.url` names once asked
+// (acmp/durableRuns); their events then come as any run's. Asked again whenever the server (re)starts, after a window
+// reload among others, and when the setting changes. Never asked in an untrusted workspace (the server polls only
+// once asked): its settings must not make the window reach an engine. Asked once the user trusts it.
 import { type Disposable, workspace } from 'vscode';
 import { type LanguageClient, State } from 'vscode-languageclient/node';
 import { DURABLE_RUNS_REQUEST, type DurableRunsParams } from '../../server/src/protocol/run';
@@ -8,6 +9,7 @@ import type { RunsModel } from './runs';
 
 export function followDurableRuns(client: LanguageClient, runs: RunsModel): Disposable[] {
   const follow = (): void => {
+    if (!workspace.isTrusted || client.state !== State.Running) return;
     // The runs whose end the window kept need no replay of their event logs.
     const params: DurableRunsParams = { known: runs.finishedDurableRuns() };
     // The server shows why the engine cannot be asked (once); a server stopping meanwhile has nothing to add.
@@ -18,7 +20,8 @@ export function followDurableRuns(client: LanguageClient, runs: RunsModel): Disp
       if (newState === State.Running) follow();
     }),
     workspace.onDidChangeConfiguration((change) => {
-      if (change.affectsConfiguration('acmp.engine.url') && client.state === State.Running) follow();
+      if (change.affectsConfiguration('acmp.engine.url')) follow();
     }),
+    workspace.onDidGrantWorkspaceTrust(follow),
   ];
 }

@@ -34,9 +34,11 @@ export async function measureDurable(size: number): Promise<DurableFigure> {
       CLI,
       'worker',
       '--engine',
-      engine.ingressUrl,
+      engine.ingress,
       '--admin',
-      engine.adminUrl,
+      engine.admin,
+      '--identity-key',
+      engine.identityKey,
       '--port',
       String(port),
       '--store',
@@ -54,7 +56,7 @@ export async function measureDurable(size: number): Promise<DurableFigure> {
     const start = performance.now();
     const run = spawn(
       process.execPath,
-      [CLI, 'run', file, '--engine', engine.ingressUrl, '--json', '--max-concurrency', '100'],
+      [CLI, 'run', file, '--engine', engine.ingress, '--json', '--max-concurrency', '100'],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },

@@ -3,6 +3,8 @@
 // window that opens a folder in Restricted Mode, and durable runs on a Restate engine the runner starts, across a
 // window reload (`npm run test:e2e -- untrusted` runs one phase only).
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { CountingProvider, DIAMOND, TestEngine, kill, startWorker, workerPort } from '../support/durable';
@@ -14,21 +16,36 @@ import { type PreparedWindow, type WindowOptions, ensureCodeServer, runWindow, s
 const SUITE_DEADLINE_MS = 5 * 60_000;
 
 /**
- * A folder no profile has trusted, whose settings name a stdio provider that writes a marker file when started;
- * the suite looks for the marker (outside the folder) at ACMP_E2E_PROVIDER_MARKER.
+ * A folder no profile has trusted, whose settings name a stdio provider that writes a marker file when started, and
+ * an engine (a stand-in on loopback) that writes another when anything asks it; the suite looks for the markers
+ * (outside the folder) at ACMP_E2E_PROVIDER_MARKER and ACMP_E2E_ENGINE_MARKER.
  */
-function untrustedWorkspace(scratch: string): { folder: string; env: Record<string, string> } {
+async function untrustedWorkspace(scratch: string): Promise<PreparedWindow> {
   const folder = join(scratch, 'workspace');
   const marker = join(scratch, 'provider-ran');
+  const engineMarker = join(scratch, 'engine-asked');
   const provider: ProviderConfig = {
     id: 'marker',
     transport: 'stdio',
     command: process.execPath,
     args: ['-e', `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`],
   };
+  const engine = createServer((request, response) => {
+    writeFileSync(engineMarker, `${request.method} ${request.url}`);
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((listening) => engine.listen(0, '127.0.0.1', listening));
+  const engineUrl = `http://127.0.0.1:${(engine.address() as AddressInfo).port}`;
   mkdirSync(join(folder, '.vscode'), { recursive: true });
-  writeFileSync(join(folder, '.vscode', 'settings.json'), JSON.stringify({ 'acmp.providers': [provider] }, null, 2));
-  return { folder, env: { ACMP_E2E_PROVIDER_MARKER: marker } };
+  writeFileSync(
+    join(folder, '.vscode', 'settings.json'),
+    JSON.stringify({ 'acmp.providers': [provider], 'acmp.engine.url': engineUrl }, null, 2),
+  );
+  return {
+    folder,
+    env: { ACMP_E2E_PROVIDER_MARKER: marker, ACMP_E2E_ENGINE_MARKER: engineMarker },
+    stop: () => new Promise<void>((closed) => engine.close(() => closed())),
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
-// Durable runs on a real Restate server (issue 17), all as real processes: the server from node_modules on free
-// loopback ports with a temporary data folder, `acmp-dag worker`, the counting provider and the CLI. A worker or the
+// Durable runs on a real Restate server, all as real processes: the server from node_modules on unix sockets in a
+// temporary data folder, `acmp-dag worker`, the counting provider and the CLI. A worker or the
 // server SIGKILLed mid-run and started again: the run completes, no completed task is invoked again, no task executes
 // twice (the provider counts invokes and executions by wire task id). Cancelling a task on the engine cancels its
 // downstream tasks (BFS) while an independent branch goes on. The CLI's failures have their messages and exit codes.
@@ -8,6 +8,8 @@ import type { ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { outputKey } from '../../server/src/run/durable/outputStore';
+import { engineHealthy } from '../../server/src/run/durable/engineProcess';
 import type { RunReport } from '../../server/src/run/types';
 import {
   CHAIN_AND_APART,
@@ -155,8 +157,7 @@ describe('durable runs on a Restate engine', { timeout: SUITE_TIMEOUT_MS }, () =
     assert.equal(run.code, 0, run.stderr);
     const report = JSON.parse(run.stdout) as RunReport;
     assert.equal(report.result.task_big!.data, big);
-    const wireId = report.tasks[0]!.wire_task_id!;
-    assert.ok(statSync(join(store, report.run_id, `${wireId}.json`)).size > big.length);
+    assert.ok(statSync(join(store, outputKey(report.run_id, 0))).size > big.length);
   });
 
   test('failures say what is wrong, with their exit codes', async () => {
@@ -198,15 +199,15 @@ describe('acmp-dag engine start / stop', { timeout: SUITE_TIMEOUT_MS }, () => {
   const scratch = scratchFolder('acmp-engine-');
   after(() => scratch.remove());
 
-  test('starts a local server on 127.0.0.1, prints its URLs and the worker to start, and stops it', async () => {
+  test('starts a local server, prints its addresses and the worker to start, and stops it', async () => {
     const started = await cli(['engine', 'start', '--dir', scratch.path]);
     assert.equal(started.code, 0, started.stderr);
     const ingress = /^ingress (\S+)$/m.exec(started.stdout)![1]!;
     const admin = /^admin +(\S+)$/m.exec(started.stdout)![1]!;
-    assert.match(ingress, /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.equal((await fetch(`${admin}/health`)).ok, true);
-    // The worker it suggests finds this engine's admin API whatever the folder (the record is only in --dir).
-    assert.match(started.stdout, new RegExp(`acmp-dag worker --engine ${ingress} --admin ${admin}`));
+    assert.equal(ingress, `unix:${join(scratch.path, 'n1', 'ingress.sock')}`);
+    assert.equal(await engineHealthy(ingress, admin), true);
+    // The worker it suggests finds this engine's admin API and identity key from its address alone.
+    assert.match(started.stdout, new RegExp(`Next: acmp-dag worker --engine ${ingress} `));
     // No worker registered yet: a run is refused with what to do, not a stack.
     const early = await cli(['run', PIPELINE, '--engine', ingress]);
     assert.equal(early.code, 3);
@@ -214,6 +215,6 @@ describe('acmp-dag engine start / stop', { timeout: SUITE_TIMEOUT_MS }, () => {
     assert.doesNotMatch(early.stderr, /\n\s+at /);
     const stopped = await cli(['engine', 'stop', '--dir', scratch.path]);
     assert.equal(stopped.code, 0, stopped.stderr);
-    await assert.rejects(fetch(`${admin}/health`));
+    assert.equal(await engineHealthy(ingress, admin), false);
   });
 });

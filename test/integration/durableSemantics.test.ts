@@ -6,6 +6,7 @@ import { createServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe } from 'node:test';
 import { EngineClient } from '../../server/src/run/durable/engineClient';
+import { engineRequest, parseEngineAddress } from '../../server/src/run/durable/engineHttp';
 import { startDurableRun } from '../../server/src/run/durable/durableRun';
 import { DEFAULT_JOURNAL_OUTPUT_BYTES } from '../../server/src/run/durable/outputStore';
 import { type WorkerContext, durableServices } from '../../server/src/run/durable/workflow';
@@ -27,18 +28,20 @@ describe('the semantics table on the Restate driver', { timeout: 180_000 }, () =
   };
   // The SDK logs each invocation at INFO; the test's output keeps what is wrong.
   process.env.RESTATE_LOGGING ??= 'WARN';
-  const server = createServer(createEndpointHandler({ services: durableServices(worker) }));
+  let server: ReturnType<typeof createServer>;
 
   before(async () => {
     engine = await TestEngine.start(`${scratch.path}/engine`);
+    server = createServer(
+      createEndpointHandler({ services: durableServices(worker), identityKeys: [engine.identityKey] }),
+    );
     await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
     const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const registered = await fetch(`${engine.admin}/deployments`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
+    const registered = await engineRequest(parseEngineAddress(engine.admin), 'deployments', {
       body: JSON.stringify({ uri, force: true }),
     });
-    if (!registered.ok) throw new Error(`registration failed: ${registered.status} ${await registered.text()}`);
+    if (registered.status !== 201 && registered.status !== 200)
+      throw new Error(`registration failed: ${registered.status} ${registered.text}`);
   });
   after(async () => {
     await engine?.stop();

@@ -35,10 +35,11 @@ describe('a 3-node cluster', { timeout: SUITE_TIMEOUT_MS }, () => {
     provider = await CountingProvider.start();
     nodes = await startCluster(`${scratch.path}/cluster`, 3);
     const [first] = nodes;
-    worker = await startWorker(
-      { ingress: first!.ingressUrl, admin: first!.adminUrl },
-      { port: await workerPort(), providers: provider.providersFile(scratch), store: `${scratch.path}/outputs` },
-    );
+    worker = await startWorker(first!, {
+      port: await workerPort(),
+      providers: provider.providersFile(scratch),
+      store: `${scratch.path}/outputs`,
+    });
   });
   after(async () => {
     await Promise.all([kill(worker), provider?.stop(), ...nodes.map((node) => kill(node.child))]);
@@ -47,7 +48,7 @@ describe('a 3-node cluster', { timeout: SUITE_TIMEOUT_MS }, () => {
 
   test('the node leading the run SIGKILLed mid-run: another takes over, the run completes, nothing runs twice', async () => {
     const file = scratch.file('diamond.acmp-dag.json', DIAMOND);
-    const submitted = await cli(['run', file, '--engine', nodes[0]!.ingressUrl, '--detach']);
+    const submitted = await cli(['run', file, '--engine', nodes[0]!.ingress, '--detach']);
     assert.equal(submitted.code, 0, submitted.stderr);
     const runId = submitted.stdout.trim();
     await provider.waitFor('executions', 3);
@@ -55,7 +56,7 @@ describe('a 3-node cluster', { timeout: SUITE_TIMEOUT_MS }, () => {
     await kill(nodes[leader]!.child);
     await provider.release();
     const survivor = nodes[(leader + 1) % nodes.length]!;
-    const attached = await cli(['attach', runId, '--engine', survivor.ingressUrl, '--json']);
+    const attached = await cli(['attach', runId, '--engine', survivor.ingress, '--json']);
     assert.equal(attached.code, 0, attached.stderr);
     await assertDiamondOnce(provider, JSON.parse(attached.stdout) as RunReport);
   });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 import { type EngineProcess, type EnginePorts, startEngineProcess } from '../../server/src/run/durable/engineProcess';
+import { ensureIdentityKey } from '../../server/src/run/durable/requestIdentity';
 import type { RunReport } from '../../server/src/run/types';
 import type { Counts } from './countingProviderProcess';
 import { freePort } from './system';
@@ -58,16 +59,21 @@ export class TestEngine {
   }
 
   get ingress(): string {
-    return this.process.ingressUrl;
+    return this.process.ingress;
   }
 
   get admin(): string {
-    return this.process.adminUrl;
+    return this.process.admin;
   }
 
+  get identityKey(): string {
+    return this.process.identityKey;
+  }
+
+  /** The same folder again: the same sockets, data and identity key. */
   async restart(): Promise<void> {
     await kill(this.process.child);
-    this.process = await startEngineProcess({ dir: this.dir, ports: this.process.ports });
+    this.process = await startEngineProcess({ dir: this.dir });
   }
 
   stop(): Promise<void> {
@@ -112,6 +118,9 @@ async function clusterNodes(dir: string, size: number): Promise<Promise<EnginePr
     ports.push({ node: await freePort(), ingress: await freePort(), admin: await freePort() });
   const addresses = ports.map((port) => `"http://127.0.0.1:${port.node}"`).join(', ');
   mkdirSync(dir, { recursive: true });
+  // One identity for the whole cluster: whichever node calls the worker, it signs with the same key.
+  const identityKeyFile = join(dir, 'identity.pem');
+  ensureIdentityKey(identityKeyFile);
   return ports.map((port, k) => {
     const configFile = join(dir, `n${k + 1}.toml`);
     writeFileSync(
@@ -129,13 +138,13 @@ async function clusterNodes(dir: string, size: number): Promise<Promise<EnginePr
         '',
       ].join('\n'),
     );
-    return startEngineProcess({ dir, nodeName: `n${k + 1}`, ports: port, configFile });
+    return startEngineProcess({ dir, nodeName: `n${k + 1}`, listen: 'tcp', ports: port, configFile, identityKeyFile });
   });
 }
 
 /** The partitions node `engine` leads now, from its metrics. */
 async function partitionsLed(engine: EngineProcess): Promise<number> {
-  const metrics = await (await fetch(`http://127.0.0.1:${engine.ports.node}/metrics`)).text();
+  const metrics = await (await fetch(`http://127.0.0.1:${engine.ports!.node}/metrics`)).text();
   return Number(/^restate_num_active_partition_leaders\{[^}]*\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
 }
 
@@ -154,10 +163,11 @@ export async function partitionLeader(nodes: readonly EngineProcess[]): Promise<
 
 /** `acmp-dag worker` as its own process; resolves once it registered. */
 export async function startWorker(
-  engine: { readonly ingress: string; readonly admin: string },
+  engine: { readonly ingress: string; readonly admin: string; readonly identityKey: string },
   options: { port: number; providers?: string; store: string; advertise?: string },
 ): Promise<ChildProcess> {
   const args = [CLI, 'worker', '--engine', engine.ingress, '--admin', engine.admin, '--port', String(options.port)];
+  args.push('--identity-key', engine.identityKey);
   args.push('--store', options.store);
   if (options.advertise !== undefined) args.push('--advertise', options.advertise);
   if (options.providers !== undefined) args.push('--providers', options.providers);

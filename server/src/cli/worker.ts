@@ -1,19 +1,24 @@
-// `acmp-dag worker --engine URL`: serves the durable-run workflow (run/durable/workflow.ts) as a Restate deployment
-// on 127.0.0.1 and registers it with the engine's admin API. A worker keeps nothing of its own between requests (the
+// `acmp-dag worker --engine ADDRESS`: serves the durable-run workflow (run/durable/workflow.ts) as a Restate
+// deployment on 127.0.0.1 and registers it with the engine's admin API. It takes only requests the engine signed with
+// its request-identity key (requestIdentity.ts): anything else that reaches its port is refused with 401. A worker keeps nothing of its own between requests (the
 // journal is in the engine, large outputs in the output store), so a crashed worker is replaced by starting another
 // at the same address, and several may serve one deployment behind one address (--advertise).
 import '../run/durable/withResolvers';
 import { createEndpointHandler } from '@restatedev/restate-sdk';
-import { mkdirSync } from 'node:fs';
 import { type Http2Session, createServer } from 'node:http2';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectProvider } from '../run/connect';
-import { DEFAULT_JOURNAL_OUTPUT_BYTES } from '../run/durable/outputStore';
+import {
+  DEFAULT_JOURNAL_OUTPUT_BYTES,
+  STORE_SWEEP_INTERVAL_MS,
+  prepareOutputStore,
+  sweepOutputStore,
+} from '../run/durable/outputStore';
 import { durableServices } from '../run/durable/workflow';
 import { ProviderPool } from '../run/routing';
-import { EngineUnreachable } from '../run/durable/engineClient';
-import { adminUrlFor, engineOption } from './engineUrl';
+import { EngineUnreachable, engineRequest, parseEngineAddress } from '../run/durable/engineHttp';
+import { addressOption, adminUrlFor, engineOption, identityKeyFor } from './engineUrl';
 import { loadProviders } from './providersFile';
 import { UsageError } from './usage';
 
@@ -33,10 +38,12 @@ export async function workerCommand(args: string[]): Promise<number> {
       port: { type: 'string' },
       store: { type: 'string' },
       advertise: { type: 'string' },
+      'identity-key': { type: 'string' },
     },
   });
   if (positionals.length > 0) throw new UsageError('worker takes no FILE');
   const engine = engineOption(values.engine);
+  const identityKey = identityKeyFor(engine, values['identity-key']);
   const port = values.port === undefined ? DEFAULT_WORKER_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port needs a port number, not "${values.port}"`);
@@ -53,11 +60,21 @@ export async function workerCommand(args: string[]): Promise<number> {
     }
   }
   const storeDir = resolve(values.store ?? DEFAULT_STORE_DIR);
-  mkdirSync(storeDir, { recursive: true });
+  try {
+    prepareOutputStore(storeDir);
+  } catch (error) {
+    process.stderr.write(`acmp-dag worker: ${(error as Error).message}\n`);
+    await pool.closeAll();
+    return 1;
+  }
+  // Runs the engine no longer keeps leave the store too (at start, then hourly).
+  const sweeper = setInterval(() => sweepOutputStore(storeDir), STORE_SWEEP_INTERVAL_MS);
+  sweeper.unref();
   // The SDK logs each invocation's start and end at INFO: a worker serving 10,000s of steps says only what is wrong.
   process.env.RESTATE_LOGGING ??= 'WARN';
   const handler = createEndpointHandler({
     services: durableServices({ pool, storeDir, journalLimitBytes: journalLimit() }),
+    identityKeys: [identityKey],
   });
   const server = createServer(handler);
   // The engine keeps its HTTP/2 sessions open: stopping ends them, and the engine sends what was in flight again.
@@ -73,7 +90,7 @@ export async function workerCommand(args: string[]): Promise<number> {
   const address = server.address();
   const ownUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}`;
   const uri = values.advertise ?? ownUrl;
-  const admin = values.admin ?? adminUrlFor(engine);
+  const admin = values.admin === undefined ? adminUrlFor(engine) : addressOption(values.admin, '--admin');
   try {
     await register(admin, uri);
   } catch (error) {
@@ -86,9 +103,9 @@ export async function workerCommand(args: string[]): Promise<number> {
     `acmp-dag worker: serving durable runs at ${ownUrl}, registered as ${uri} with ${admin} (outputs in ${storeDir})\n`,
   );
   await new Promise((stop) => {
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, stop);
   });
+  clearInterval(sweeper);
   server.close();
   for (const session of sessions) session.destroy();
   await pool.closeAll();
@@ -109,18 +126,17 @@ function journalLimit(): number {
 
 /** Registers (again: `force`) the deployment at `uri` with the engine's admin API. */
 async function register(admin: string, uri: string): Promise<void> {
-  let response: Response;
+  let answer;
   try {
-    response = await fetch(`${admin}/deployments`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
+    answer = await engineRequest(parseEngineAddress(admin), 'deployments', {
       body: JSON.stringify({ uri, force: true }),
     });
-  } catch {
+  } catch (error) {
+    if (!(error instanceof EngineUnreachable)) throw error;
     throw new EngineUnreachable(
-      `cannot reach the engine's admin API at ${admin} (start one with \`acmp-dag engine start\`, or pass --admin URL)`,
+      `cannot reach the engine's admin API at ${admin} (start one with \`acmp-dag engine start\`, or pass --admin ADDRESS)`,
     );
   }
-  if (!response.ok)
-    throw new Error(`the engine refused the deployment ${uri}: ${response.status} ${await response.text()}`);
+  if (answer.status < 200 || answer.status >= 300)
+    throw new Error(`the engine refused the deployment ${uri}: ${answer.status} ${answer.text.slice(0, 500)}`);
 }

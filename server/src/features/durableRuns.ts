@@ -1,4 +1,4 @@
-// Durable runs in the editor (issue 17): when `acmp.engine.url` names a Restate engine, Run DAG submits the DAG to
+// Durable runs in the editor: when `acmp.engine.url` names a Restate engine, Run DAG submits the DAG to
 // it (run.ts), and `acmp/durableRuns` lists the engine's runs and follows them, those started from the terminal or
 // another window included: the engine has no push to clients, so the server polls its run index and pages through
 // each new run's event log, handing the events to the same notifications as its own runs. Cancels go to the engine.
@@ -14,6 +14,7 @@ import {
 import { normalizeSettings } from '../protocol/settings';
 import { type DurableRunOptions, startDurableRun } from '../run/durable/durableRun';
 import { EngineClient, followRun } from '../run/durable/engineClient';
+import { parseEngineAddress } from '../run/durable/engineHttp';
 import type { RunIndexEntry } from '../run/durable/protocol';
 import { messageOf } from '../run/protocol';
 import type { DagRun, RunEvent } from '../run/types';
@@ -22,19 +23,14 @@ import type { FeatureContext } from './feature';
 /** Where the events of a run go: a sender for the run's document and engine (run.ts batches them). */
 export type RunEventSink = (uri: string, engine: string) => (event: RunEvent) => void;
 
-/** The ingress URL `acmp.engine.url` names, without a trailing slash; undefined when empty; refused when not a URL. */
+/** The engine address `acmp.engine.url` names, normalized; undefined when empty; refused when not an address. */
 export function engineUrlOf(setting: string): string | undefined {
   if (setting === '') return undefined;
-  let url: URL;
   try {
-    url = new URL(setting);
-  } catch {
-    throw new ResponseError(
-      LSPErrorCodes.RequestFailed,
-      `acmp.engine.url is not a URL: "${setting}" (the engine's ingress, e.g. http://127.0.0.1:8080)`,
-    );
+    return parseEngineAddress(setting).text;
+  } catch (error) {
+    throw new ResponseError(LSPErrorCodes.RequestFailed, `acmp.engine.url: ${messageOf(error)}`);
   }
-  return url.toString().replace(/\/$/, '');
 }
 
 export class DurableRuns {

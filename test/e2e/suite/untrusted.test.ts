@@ -1,6 +1,7 @@
 // Restricted Mode in a real VS Code: the second phase of `npm run test:e2e` opens a folder no one has trusted, whose
-// `.vscode/settings.json` names a stdio provider that would write a marker file if it ever started. The extension
-// declares `untrustedWorkspaces: limited`: the editor features work, running a DAG does not.
+// `.vscode/settings.json` names a stdio provider that would write a marker file if it ever started, and an engine
+// that would write another if it were ever asked. The extension declares `untrustedWorkspaces: limited`: the editor
+// features work, running a DAG and following an engine do not.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -86,6 +87,22 @@ suite('ACMP DAG in an untrusted workspace (Restricted Mode)', () => {
         providerCommandStarted: fs.existsSync(marker),
       },
       { runs: [], runsViewChanges: 0, commandResult: 'none', providerCommandStarted: false },
+    );
+  });
+
+  // After Run DAG: the window has started, asked its server for runs and run a command by now.
+  test("the folder's acmp.engine.url is not applied, and no engine is asked", () => {
+    const configuration = vscode.workspace.getConfiguration('acmp', folder);
+    const engine = configuration.inspect('engine.url');
+    const engineMarker =
+      process.env.ACMP_E2E_ENGINE_MARKER ?? assert.fail('ACMP_E2E_ENGINE_MARKER is not set (npm run test:e2e)');
+    assert.deepEqual(
+      {
+        workspaceValue: engine?.workspaceValue,
+        effective: configuration.get('engine.url'),
+        engineAsked: fs.existsSync(engineMarker) ? fs.readFileSync(engineMarker, 'utf8') : 'no',
+      },
+      { workspaceValue: undefined, effective: '', engineAsked: 'no' },
     );
   });
 

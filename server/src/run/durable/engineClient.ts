@@ -1,6 +1,13 @@
 // The client side of durable runs: plain HTTP calls to the Restate engine's ingress (no SDK: the CLI's commands that
 // submit, follow or cancel a run load none of it), with one clear error for an engine that does not answer.
 import {
+  type EngineAddress,
+  EngineAnswerTooLarge,
+  EngineUnreachable,
+  engineRequest,
+  parseEngineAddress,
+} from './engineHttp';
+import {
   type ControlAnswer,
   type ControlRequest,
   type EventsPage,
@@ -16,55 +23,63 @@ import {
 import type { RunEvent, RunReport } from '../types';
 import type { JournaledOutput } from './outputStore';
 
-/** The engine did not answer: exit code 3, with its URL and how to start one. */
-export class EngineUnreachable extends Error {}
 /** The engine answered with an error, most often because no worker registered the run's services: exit code 3. */
 export class EngineRefused extends Error {}
 /** No run of that id is known to the engine: exit code 4. */
 export class UnknownRun extends Error {}
 
-const unreachable = (engine: string): EngineUnreachable =>
-  new EngineUnreachable(
-    `cannot reach the Restate engine at ${engine}: start one with \`acmp-dag engine start\` (it prints its ingress URL), or pass the ingress URL of a running one`,
-  );
+/** An ingress request; EngineUnreachable with the address and how to start an engine when nothing answers. */
+async function ask(address: EngineAddress, path: string, body?: unknown) {
+  try {
+    return await engineRequest(address, path, body === undefined ? {} : { body: JSON.stringify(body) });
+  } catch (error) {
+    if (error instanceof EngineAnswerTooLarge) throw new EngineRefused(error.message);
+    if (!(error instanceof EngineUnreachable)) throw error;
+    throw new EngineUnreachable(
+      `cannot reach the Restate engine at ${address.text}: start one with \`acmp-dag engine start\` (it prints its ingress address), or pass the ingress address of a running one`,
+    );
+  }
+}
 
 /** POSTs `body` to an ingress path and returns the answer's JSON. */
-async function call<T>(engine: string, path: string, body: unknown): Promise<T> {
-  let response: Response;
-  try {
-    response = await fetch(`${engine}/${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body ?? null),
-    });
-  } catch {
-    throw unreachable(engine);
-  }
-  const text = await response.text();
-  if (!response.ok) {
-    if (response.status === 404 && text.includes('not found')) {
+async function call<T>(address: EngineAddress, path: string, body: unknown): Promise<T> {
+  const { status, text } = await ask(address, path, body ?? null);
+  const engine = address.text;
+  if (status < 200 || status >= 300) {
+    if (status === 404 && text.includes('not found')) {
       throw new EngineRefused(
         `no worker is registered with the engine at ${engine}: start one with \`acmp-dag worker --engine ${engine}\``,
       );
     }
-    throw new EngineRefused(`the engine at ${engine} answered ${response.status} to ${path}: ${text.slice(0, 500)}`);
+    if (status === 401 || status === 403) {
+      throw new EngineRefused(`the engine at ${engine} refused the request (${status}): check ACMP_ENGINE_TOKEN`);
+    }
+    throw new EngineRefused(`the engine at ${engine} answered ${status} to ${path}: ${text.slice(0, 500)}`);
   }
   return (text === '' ? undefined : JSON.parse(text)) as T;
 }
 
 export class EngineClient {
-  constructor(readonly engine: string) {}
+  /** The engine's ingress, as the user gave it (normalized). */
+  readonly engine: string;
+  private readonly address: EngineAddress;
+
+  /** EngineAddressError for an address that is not one. */
+  constructor(engine: string) {
+    this.address = parseEngineAddress(engine);
+    this.engine = this.address.text;
+  }
 
   /** Records the run in the index, then starts its workflow; the answer comes before the run ends. */
   async submit(runId: string, dagId: string, request: RunRequest): Promise<void> {
     const entry: RunIndexEntry = { run_id: runId, dag_id: dagId, submitted_at: new Date().toISOString() };
-    await call(this.engine, `${RUN_INDEX}/${INDEX_KEY}/add`, entry);
-    await call(this.engine, `${RUN_WORKFLOW}/${encodeURIComponent(runId)}/run/send`, request);
+    await call(this.address, `${RUN_INDEX}/${INDEX_KEY}/add`, entry);
+    await call(this.address, `${RUN_WORKFLOW}/${encodeURIComponent(runId)}/run/send`, request);
   }
 
   /** The run's index entry; UnknownRun when the engine has none. */
   async known(runId: string): Promise<RunIndexEntry> {
-    const entry = await call<RunIndexEntry | null>(this.engine, `${RUN_INDEX}/${INDEX_KEY}/get`, runId);
+    const entry = await call<RunIndexEntry | null>(this.address, `${RUN_INDEX}/${INDEX_KEY}/get`, runId);
     if (entry === null || entry === undefined)
       throw new UnknownRun(
         `the engine at ${this.engine} knows no run "${runId}" (acmp-dag runs --engine ${this.engine} lists them)`,
@@ -73,33 +88,31 @@ export class EngineClient {
   }
 
   list(): Promise<RunIndexEntry[]> {
-    return call<RunIndexEntry[]>(this.engine, `${RUN_INDEX}/${INDEX_KEY}/list`, null);
+    return call<RunIndexEntry[]>(this.address, `${RUN_INDEX}/${INDEX_KEY}/list`, null);
   }
 
   events(runId: string, from: number): Promise<EventsPage> {
-    return call<EventsPage>(this.engine, `${RUN_WORKFLOW}/${encodeURIComponent(runId)}/events`, { from });
+    return call<EventsPage>(this.address, `${RUN_WORKFLOW}/${encodeURIComponent(runId)}/events`, { from });
   }
 
   control(runId: string, request: ControlRequest): Promise<ControlAnswer> {
-    return call<ControlAnswer>(this.engine, `${RUN_CONTROL}/${encodeURIComponent(runId)}/request`, request);
+    return call<ControlAnswer>(this.address, `${RUN_CONTROL}/${encodeURIComponent(runId)}/request`, request);
   }
 
   /** The report the run's workflow returned (its large outputs as references); waits for the run's end. */
   async report(runId: string): Promise<RunReport> {
-    let response: Response;
-    try {
-      response = await fetch(`${this.engine}/restate/workflow/${RUN_WORKFLOW}/${encodeURIComponent(runId)}/attach`);
-    } catch {
-      throw unreachable(this.engine);
-    }
-    const text = await response.text();
-    if (!response.ok) throw new Error(`the run "${runId}" has no report: ${response.status} ${text.slice(0, 500)}`);
+    const { status, text } = await ask(
+      this.address,
+      `restate/workflow/${RUN_WORKFLOW}/${encodeURIComponent(runId)}/attach`,
+    );
+    if (status < 200 || status >= 300)
+      throw new Error(`the run "${runId}" has no report: ${status} ${text.slice(0, 500)}`);
     return JSON.parse(text) as RunReport;
   }
 
   /** A piece of a stored output's JSON text, from the character `from` on. */
   outputPiece(output: JournaledOutput, from: number): Promise<OutputPiece> {
-    return call<OutputPiece>(this.engine, `${OUTPUT_SERVICE}/read`, { output, from });
+    return call<OutputPiece>(this.address, `${OUTPUT_SERVICE}/read`, { output, from });
   }
 }
 
@@ -120,6 +133,7 @@ export async function followRun(
 ): Promise<RunReport | undefined> {
   for (let from = 0; ;) {
     const page = await client.events(runId, from);
+    checkPage(client, runId, from, page);
     for (const event of page.events) {
       if (event.type === 'run-finished') {
         const report = await client.report(runId);
@@ -134,5 +148,24 @@ export async function followRun(
     }
     if (stop()) return undefined;
     if (page.events.length === 0) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/**
+ * A page must move the cursor on when it has events, never back, and not past the log's end: an engine that breaks
+ * this would have a follower send the same events again and again.
+ */
+function checkPage(client: EngineClient, runId: string, from: number, page: EventsPage): void {
+  const next = page.next;
+  const valid =
+    Array.isArray(page.events) &&
+    Number.isInteger(next) &&
+    next >= from &&
+    (page.events.length === 0 || next > from) &&
+    (page.progress === undefined || next <= page.progress.batches);
+  if (!valid) {
+    throw new EngineRefused(
+      `the engine at ${client.engine} sent an event page of run "${runId}" that does not move forward (from ${from} to ${String(next)}): following stops`,
+    );
   }
 }

@@ -10,6 +10,11 @@ export const RUN_INDEX = 'AcmpRuns';
 export const INDEX_KEY = 'all';
 /** Reads stored outputs back for the report, in pieces below the engine's message limit. */
 export const OUTPUT_SERVICE = 'AcmpOutputs';
+/**
+ * How long the engine keeps a run after its end (its report, its event log) and the output store its stored outputs:
+ * a day, the engine's own default, set on the workflow so that the two cannot drift apart.
+ */
+export const RUN_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export interface RunRequest {
   /** The DAG file's text: the worker analyses it again and refuses one with errors. */

@@ -3,6 +3,8 @@
 // failure, within its `timeout_ms` and heartbeat liveness window (Layer 1 §3.1, §3.6), with the cost and proof checks
 // of the in-memory driver. The outcome is what the journal keeps: an output above the journal's size goes to the
 // output store and is kept as a reference (outputStore.ts of this folder). Streaming is not used on this driver.
+// A store that cannot write or give back an output fails the task with what went wrong, as a journaled outcome: an
+// error thrown from a step would make the engine send it again and again while the run waits.
 import {
   CARRIED_FIELDS,
   DEFAULT_ATTEMPTS,
@@ -23,10 +25,12 @@ import {
   messageOf,
 } from '../protocol';
 import { type ProviderPool, acceptsCancel, livenessWindow } from '../routing';
+import type { TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
+import { type InputResolution, resolveInput } from '../inputs';
 import type { ProviderConnection } from '../types';
 import type { CompletionFacts } from '../machine';
-import { type JournaledOutput, keepOutput } from './outputStore';
+import { type JournaledOutput, OutputStoreError, keepOutput, outputOf } from './outputStore';
 
 /** What the journal keeps of a step. `at`: when it ended, the time the machine is given with it. */
 export type StepOutcome =
@@ -40,11 +44,14 @@ export type StepOutcome =
 
 export interface TaskStep {
   readonly runId: string;
+  /** The task's index in the DAG: the name of its output in the store, which its id (the submitter's) cannot be. */
+  readonly task: number;
   readonly wireTaskId: string;
   readonly capability: string;
   /** The task as JSON.parse makes it from the DAG's text. */
   readonly plain: Record<string, unknown>;
-  readonly input: TaskOutput;
+  /** The invoke's input, or why it could not be made: then the task fails with that, and nothing is sent. */
+  readonly input: InputResolution;
   readonly maxPriceCu: number | undefined;
   readonly candidates: readonly ProviderConfig[];
 }
@@ -61,7 +68,9 @@ export interface StepContext {
 const nowIso = (): string => new Date().toISOString();
 
 /** Carries out one task; never rejects (a failure is an outcome the machine is told). */
-export async function runTaskStep(step: TaskStep, context: StepContext): Promise<StepOutcome> {
+export async function runTaskStep(task: TaskStep, context: StepContext): Promise<StepOutcome> {
+  if (!task.input.ok) return failure(task.input.error);
+  const step: ReadyStep = { ...task, input: task.input.input };
   if (step.candidates.length === 0) {
     return failure({
       code: ACMP_ERRORS.capability_not_found,
@@ -83,11 +92,14 @@ export async function runTaskStep(step: TaskStep, context: StepContext): Promise
   return failure({ ...last!, message: `no provider took the task: ${refusals.join('; ')}` });
 }
 
+/** A step whose input is made. */
+type ReadyStep = Omit<TaskStep, 'input'> & { readonly input: TaskOutput };
+
 type Answer = { readonly ok: true; readonly value: InvokeResult } | { readonly ok: false; readonly error: TaskError };
 
 /** One provider: the invoke, sent again with the same wire id on a fresh connection after a transport failure. */
 async function invokeAt(
-  step: TaskStep,
+  step: ReadyStep,
   provider: ProviderConfig,
   context: StepContext,
   deadline: number,
@@ -128,7 +140,7 @@ const cancelledAnswer = (context: StepContext): Answer => ({
 
 /** Sends the invoke once and waits for its answer, its deadline, its liveness window or its cancellation. */
 async function sendOnce(
-  step: TaskStep,
+  step: ReadyStep,
   connection: ProviderConnection,
   context: StepContext,
   deadline: number,
@@ -196,16 +208,38 @@ function failure(error: TaskError, providerId?: string): StepOutcome {
   return { ok: false, at: nowIso(), error, ...(providerId === undefined ? {} : { providerId }) };
 }
 
-function completed(step: TaskStep, providerId: string, result: InvokeResult, context: StepContext): StepOutcome {
+function completed(step: ReadyStep, providerId: string, result: InvokeResult, context: StepContext): StepOutcome {
   const output = resultOutput(result);
   if (typeof output === 'string') {
     return failure({ code: ACMP_ERRORS.internal, message: `provider "${providerId}": ${output}` }, providerId);
   }
-  return {
-    ok: true,
-    at: nowIso(),
-    providerId,
-    output: keepOutput(output, context.storeDir, `${step.runId}/${step.wireTaskId}.json`, context.journalLimitBytes),
-    ...completionFacts(result, output, step.maxPriceCu),
-  };
+  let kept: JournaledOutput;
+  try {
+    kept = keepOutput(output, context.storeDir, step.runId, step.task, context.journalLimitBytes);
+  } catch (error) {
+    if (!(error instanceof OutputStoreError)) throw error;
+    return failure(
+      { code: ACMP_ERRORS.internal, message: `provider "${providerId}" answered, but ${error.message}` },
+      providerId,
+    );
+  }
+  return { ok: true, at: nowIso(), providerId, output: kept, ...completionFacts(result, output, step.maxPriceCu) };
+}
+
+/**
+ * The input of a task that reads stored outputs: made inside its step, so that a replay of the run reads nothing
+ * again and an output the store cannot give back fails the task (a journaled outcome) instead of the run.
+ */
+export function inputFromStore(
+  declaration: TaskDeclaration,
+  literal: unknown,
+  upstream: (taskId: string) => JournaledOutput,
+  storeDir: string,
+): InputResolution {
+  try {
+    return resolveInput(declaration, literal, (taskId) => outputOf(upstream(taskId), storeDir));
+  } catch (error) {
+    if (!(error instanceof OutputStoreError)) throw error;
+    return { ok: false, error: { code: ACMP_ERRORS.internal, message: `its input cannot be made: ${error.message}` } };
+  }
 }

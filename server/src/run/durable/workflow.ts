@@ -9,13 +9,14 @@
 // `events` (a shared handler) pages through with a cursor: the engine has no push to clients.
 import * as restate from '@restatedev/restate-sdk';
 import { analyzeDag } from '../../dag/analyze';
+import type { TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
-import { resolveInput } from '../inputs';
+import { type InputResolution, resolveInput } from '../inputs';
 import { type MachineCommand, RunMachine, recordCommands } from '../machine';
-import type { TaskError } from '../protocol';
+import { type TaskError, type TaskOutput, messageOf } from '../protocol';
 import type { ProviderPool } from '../routing';
 import type { RunEvent, RunReport, TaskState } from '../types';
-import { type JournaledOutput, isOutputRef, outputOf, readOutputText } from './outputStore';
+import { type JournaledOutput, isJournaledOutput, isOutputRef, keepRunOutputs, readOutputText } from './outputStore';
 import {
   type ControlAnswer,
   type ControlRequest,
@@ -24,12 +25,13 @@ import {
   type OutputPiece,
   RUN_CONTROL,
   RUN_INDEX,
+  RUN_RETENTION_MS,
   RUN_WORKFLOW,
   type RunIndexEntry,
   type RunProgress,
   type RunRequest,
 } from './protocol';
-import { type StepOutcome, runTaskStep } from './taskStep';
+import { type StepOutcome, inputFromStore, runTaskStep } from './taskStep';
 
 /** What a worker gives the workflows it serves. */
 export interface WorkerContext {
@@ -113,18 +115,22 @@ export function durableServices(worker: WorkerContext) {
   const outputs = restate.service({
     name: OUTPUT_SERVICE,
     handlers: {
+      // Anyone who reaches the ingress may call it: whatever it is handed, it answers or refuses (terminal: a bad
+      // request asked again stays bad), and it reads only files of the store's own keys.
       read: restate.handlers.handler(
         { journalRetention: 0 },
-        (_ctx: restate.Context, request: { output: JournaledOutput; from: number }): Promise<OutputPiece> =>
+        (_ctx: restate.Context, request: { output: JournaledOutput; from: number } | null): Promise<OutputPiece> =>
           Promise.resolve().then(() => {
-            if (!isOutputRef(request.output)) throw new restate.TerminalError('not a stored output');
+            const output: unknown = request?.output;
+            if (!isJournaledOutput(output) || !isOutputRef(output))
+              throw new restate.TerminalError('not a stored output');
             let text: string;
             try {
-              text = readOutputText(request.output, worker.storeDir);
+              text = readOutputText(output, worker.storeDir);
             } catch (error) {
-              throw new restate.TerminalError((error as Error).message);
+              throw new restate.TerminalError(messageOf(error));
             }
-            const from = Math.max(0, Math.trunc(request.from));
+            const from = typeof request?.from === 'number' && request.from > 0 ? Math.trunc(request.from) : 0;
             return { text: text.slice(from, from + PIECE_CHARS), rest: Math.max(0, text.length - from - PIECE_CHARS) };
           }),
       ),
@@ -157,6 +163,8 @@ export function durableServices(worker: WorkerContext) {
       // A task may hold its step for its whole timeout_ms; the engine must not abort the invocation meanwhile.
       inactivityTimeout: { minutes: 10 },
       abortTimeout: { hours: 1 },
+      // The output store keeps a run's stored outputs as long (outputStore.ts sweeps them after it).
+      workflowRetention: RUN_RETENTION_MS,
     },
   });
   return [runWorkflow, runControl, runIndex, outputs];
@@ -165,6 +173,8 @@ export function durableServices(worker: WorkerContext) {
 /** The run: the machine driven by the journal's events, its commands carried out as durable steps. */
 async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker: WorkerContext): Promise<RunReport> {
   const runId = ctx.key;
+  // The ingress takes any JSON: a request without a DAG would throw here at every attempt, the engine retrying it.
+  if (typeof request?.dag !== 'string') throw new restate.TerminalError('the run request carries no DAG text');
   const analysis = analyzeDag(request.dag, { keepValue: true });
   const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
   if (errors.length > 0) {
@@ -212,19 +222,22 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   const reused: number[] = [];
   for (const [taskId, output] of Object.entries(request.reuse ?? {})) {
     const task = machine.taskOf(taskId);
-    if (task === undefined) continue;
+    // The submitter's JSON: what is not an output (or a reference of the store's form) is not reused, the task runs.
+    if (task === undefined || !isJournaledOutput(output)) continue;
     outputs[task] = output;
     reused.push(task);
   }
   machine.start(startedAt, reused);
 
+  const upstream = (taskId: string): JournaledOutput => outputs[machine.taskOf(taskId)!]!;
   const launch = (task: number, at: string): void => {
     const declaration = model.tasks[task]!;
     const plain = plainTasks[task]!;
-    const input = resolveInput(declaration, plain.input, (taskId) =>
-      outputOf(outputs[machine.taskOf(taskId)!]!, worker.storeDir),
-    );
-    if (!input.ok) {
+    // An input made of journaled outputs is made now; one that reads stored outputs, in the step (inputFromStore).
+    const input: InputResolution | undefined = readsStore(declaration, upstream)
+      ? undefined
+      : resolveInput(declaration, plain.input, upstream as (taskId: string) => TaskOutput);
+    if (input?.ok === false) {
       machine.failed(task, input.error, at);
       return;
     }
@@ -252,10 +265,11 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
         return runTaskStep(
           {
             runId,
+            task,
             wireTaskId: wireTaskId(task),
             capability: declaration.capability!,
             plain,
-            input: input.input,
+            input: input ?? inputFromStore(declaration, plain.input, upstream, worker.storeDir),
             maxPriceCu: declaration.maxPriceCu,
             candidates,
           },
@@ -348,6 +362,9 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   // Aborted steps end at once; their outcomes change nothing, but the invocation may not end with steps open.
   if (abandoned.length > 0) await restate.RestatePromise.allSettled(abandoned);
   ctx.objectSendClient(runControl, runId).close();
+  // Outside a step (no journal entry): it only puts off the sweep of the outputs the report refers to, and doing it
+  // again on a replay does no harm.
+  keepRunOutputs(worker.storeDir, runId, outputs);
   const finishedAt = await ctx.date.toJSON();
   const report = machine.report({
     runId,
@@ -360,6 +377,14 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   log.add({ type: 'run-finished', report: { ...report, tasks: [], result: {} } }, finishedAt);
   log.flush(report.status);
   return report;
+}
+
+/** Whether `task`'s input reads outputs that are in the store (their references are in the journal). */
+function readsStore(task: TaskDeclaration, upstream: (taskId: string) => JournaledOutput): boolean {
+  if (task.inputForm !== 'reference') return false;
+  for (let position = 0; position < task.referenceCount; position++)
+    if (isOutputRef(upstream(task.referencedId(position)))) return true;
+  return false;
 }
 
 /** Whether the run is past its replay: a step it launches now is new, and the SDK will run its closure. */
