@@ -51,7 +51,9 @@ export function registerCommands(runs: RunsModel, runner: Runner, tokens: Provid
       return undefined;
     }
     const reuse: Record<string, TaskOutput> = {};
-    for (const task of run.tasks) if (task.state === 'completed' && task.output) reuse[task.taskId] = task.output;
+    // An output shown without its tokens is not the provider's: that task runs again rather than pass it on.
+    for (const task of run.tasks)
+      if (task.state === 'completed' && task.output && task.outputRedacted !== true) reuse[task.taskId] = task.output;
     return runner.run(Uri.parse(run.uri), reuse);
   };
 

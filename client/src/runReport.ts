@@ -11,6 +11,7 @@ function taskReport(task: TaskSnapshot): TaskReport {
     ...(task.providerId !== undefined && { provider_id: task.providerId }),
     ...(task.output !== undefined && { output: task.output }),
     ...(task.outputNotSentBytes !== undefined && { output_not_sent_bytes: task.outputNotSentBytes }),
+    ...(task.outputRedacted === true && { output_redacted: true as const }),
     ...(task.error !== undefined && { error: task.error }),
     ...(task.costCu !== undefined && { cost_cu: task.costCu, tokens_used: task.tokensUsed }),
     proof: task.proof ?? 'absent',

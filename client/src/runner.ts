@@ -19,7 +19,7 @@ import type { RunLog } from './runLog';
 import { fileName, firstFailure, refusalMessage, runEndMessage } from './runText';
 import type { RunNode, TaskNode } from './runTree';
 import type { RunsModel } from './runs';
-import { type ProviderTokens, configuredProviderIds } from './tokens';
+import type { ProviderTokens } from './tokens';
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -49,10 +49,7 @@ export class Runner {
       return undefined;
     }
     const runId = randomUUID();
-    const [tokens, capabilities] = await Promise.all([
-      this.tokens.forProviders(configuredProviderIds(uri)),
-      this.capabilitiesOf(uri),
-    ]);
+    const [tokens, capabilities] = await Promise.all([this.tokens.forProviders(uri), this.capabilitiesOf(uri)]);
     this.runs.expect(runId, capabilities);
     const args: RunDagArguments = {
       uri: uri.toString(),

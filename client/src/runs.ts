@@ -19,6 +19,8 @@ export interface TaskSnapshot {
   readonly outputNotKeptBytes?: number;
   /** The size of an output the server did not send, being over its budget (MAX_SENT_OUTPUT_BYTES). */
   readonly outputNotSentBytes?: number;
+  /** The output has the run's tokens blanked out: shown, never reused. */
+  readonly outputRedacted?: boolean;
   readonly error?: TaskError;
   readonly proof?: ProofStatus;
   /** The Layer 1 task_id the run sent (from the report). */
@@ -287,6 +289,7 @@ export class RunsModel implements Disposable {
         ...(task.tokens_used !== undefined && { tokensUsed: task.tokens_used }),
         ...(task.output !== undefined && { output: task.output }),
         ...(task.output_not_sent_bytes !== undefined && { outputNotSentBytes: task.output_not_sent_bytes }),
+        ...(task.output_redacted === true && { outputRedacted: true }),
         ...(task.error !== undefined && { error: task.error }),
         proof: task.proof,
         ...(task.wire_task_id !== undefined && { wireTaskId: task.wire_task_id }),

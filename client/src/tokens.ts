@@ -1,57 +1,88 @@
-// Provider bearer tokens: kept in VS Code's SecretStorage (never in settings), handed to the server for a run only,
-// and masked in the language client's log, whose verbose trace would print a run's arguments.
+// Provider bearer tokens: kept in VS Code's SecretStorage (never in settings) under the provider's id and endpoint
+// (tokenStore.ts), handed to the server for a run only, and masked in the language client's log, whose verbose trace
+// would print a run's arguments.
 import { type LogOutputChannel, type SecretStorage, type Uri, window, workspace } from 'vscode';
-import type { ProviderConfig } from '../../server/src/protocol/settings';
+import { ProviderSchema } from '../../server/src/protocol/settings';
+import { type TokenProvider, TokenStore, endpointOf } from './tokenStore';
 
-const secretKey = (providerId: string): string => `acmp.providerToken.${providerId}`;
 const MASK = '***';
+const SET_TOKEN = 'Set Provider Token';
 
-/** The ids of the providers `acmp.providers` configures for a document (or the workspace). */
-export function configuredProviderIds(scope?: Uri): string[] {
-  const providers = workspace.getConfiguration('acmp', scope).get<readonly Partial<ProviderConfig>[]>('providers');
-  return (providers ?? []).flatMap((provider) => (typeof provider.id === 'string' ? [provider.id] : []));
+/** The providers `acmp.providers` configures for a document (or the workspace); malformed entries left out. */
+export function configuredProviders(scope?: Uri): TokenProvider[] {
+  const providers = workspace.getConfiguration('acmp', scope).get<readonly unknown[]>('providers');
+  return (Array.isArray(providers) ? providers : []).flatMap((provider) => {
+    const parsed = ProviderSchema.safeParse(provider);
+    return parsed.success ? [parsed.data] : [];
+  });
 }
 
 export class ProviderTokens {
   /** Every token handed out in this session, to mask wherever it could be written. */
   private readonly handedOut = new Set<string>();
+  private readonly store: TokenStore;
 
-  constructor(private readonly secrets: SecretStorage) {}
+  constructor(secrets: SecretStorage) {
+    this.store = new TokenStore(secrets);
+  }
 
-  /** The stored tokens of the configured providers, by provider id. */
-  async forProviders(providerIds: readonly string[]): Promise<Record<string, string>> {
-    const tokens: Record<string, string> = {};
-    for (const id of providerIds) {
-      const token = await this.secrets.get(secretKey(id));
-      if (token === undefined) continue;
-      tokens[id] = token;
-      this.handedOut.add(token);
+  /**
+   * The stored tokens of the providers configured for `scope`, by provider id. A provider whose endpoint changed since
+   * its token was stored gets none, and the user is asked to set it again for the endpoint configured now.
+   */
+  async forProviders(scope?: Uri): Promise<Record<string, string>> {
+    const { tokens, notSent } = await this.store.tokensFor(configuredProviders(scope));
+    for (const token of Object.values(tokens)) this.handedOut.add(token);
+    const [first] = notSent;
+    if (first !== undefined) {
+      const named = [...new Set(notSent.map((provider) => `"${provider.id}" (now ${endpointOf(provider)})`))];
+      void window
+        .showWarningMessage(
+          `Not sending the stored token of provider ${named.join(', ')}: it was stored for another endpoint, or before tokens were tied to one. Set the token again for the endpoint configured now if you trust it.`,
+          SET_TOKEN,
+        )
+        .then((choice) => (choice === SET_TOKEN ? this.promptAndStore(first) : undefined));
     }
     return tokens;
   }
 
-  /** The command `acmp.setProviderToken`: asks for a configured provider and its token; an empty token deletes it. */
-  async promptAndStore(): Promise<void> {
-    const ids = configuredProviderIds(window.activeTextEditor?.document.uri);
-    if (ids.length === 0) {
-      void window.showInformationMessage('No provider is configured: add one to the `acmp.providers` setting first.');
-      return;
+  /**
+   * The command `acmp.setProviderToken`: asks for a configured provider (unless given) and its token, showing where it
+   * will be sent; an empty token deletes it.
+   */
+  async promptAndStore(given?: TokenProvider): Promise<void> {
+    let provider = given;
+    if (provider === undefined) {
+      const providers = configuredProviders(window.activeTextEditor?.document.uri);
+      if (providers.length === 0) {
+        void window.showInformationMessage('No provider is configured: add one to the `acmp.providers` setting first.');
+        return;
+      }
+      const picked = await window.showQuickPick(
+        providers.map((candidate) => ({
+          label: candidate.id,
+          description: endpointOf(candidate),
+          provider: candidate,
+        })),
+        { title: 'ACMP: Set Provider Token', placeHolder: 'Provider' },
+      );
+      if (picked === undefined) return;
+      provider = picked.provider;
     }
-    const providerId = await window.showQuickPick(ids, { title: 'ACMP: Set Provider Token', placeHolder: 'Provider' });
-    if (providerId === undefined) return;
+    const endpoint = endpointOf(provider);
     const token = await window.showInputBox({
-      title: `Token for provider "${providerId}"`,
-      prompt: 'Stored in VS Code’s secret storage and sent to this provider as a bearer token. Empty: remove it.',
+      title: `Token for provider "${provider.id}" at ${endpoint}`,
+      prompt: `Stored in VS Code’s secret storage and sent as a bearer token to ${endpoint} only. Empty: remove it.`,
       password: true,
       ignoreFocusOut: true,
     });
     if (token === undefined) return;
     if (token === '') {
-      await this.secrets.delete(secretKey(providerId));
-      void window.showInformationMessage(`The token of provider "${providerId}" was removed.`);
+      await this.store.remove(provider);
+      void window.showInformationMessage(`The token of provider "${provider.id}" at ${endpoint} was removed.`);
     } else {
-      await this.secrets.store(secretKey(providerId), token);
-      void window.showInformationMessage(`The token of provider "${providerId}" was stored.`);
+      await this.store.store(provider, token);
+      void window.showInformationMessage(`The token of provider "${provider.id}" at ${endpoint} was stored.`);
     }
   }
 

@@ -7,30 +7,37 @@ import { VERSION } from './cli/version';
 const USAGE = `Usage: acmp-dag validate FILE... [--format text|json|sarif] [--providers FILE]
        acmp-dag run FILE [--providers FILE] [--policy fail-fast|best-effort] [--max-concurrency N] [--json]
        acmp-dag serve --stdio | --http PORT
-       acmp-dag engine start|stop [--dir DIR]
-       acmp-dag worker --engine URL [--providers FILE] [--port N] [--store DIR] [--admin URL] [--advertise URL]
-       acmp-dag run FILE --engine URL [--detach] [--policy ...] [--max-concurrency N] [--json]
-       acmp-dag runs | attach RUN_ID | cancel RUN_ID [--task TASK_ID] | report RUN_ID [--json]   (each --engine URL)
+       acmp-dag engine start [--dir DIR] | stop [--dir DIR] [--purge]
+       acmp-dag worker --engine ADDRESS [--identity-key KEY] [--providers FILE] [--port N] [--store DIR]
+                       [--admin ADDRESS] [--advertise URL]
+       acmp-dag run FILE --engine ADDRESS [--detach] [--policy ...] [--max-concurrency N] [--json]
+       acmp-dag runs | attach RUN_ID | cancel RUN_ID [--task TASK_ID] | report RUN_ID [--json]   (each --engine ADDRESS)
 
 validate  checks ACMP DAG files against every rule of the ACMP Layer 2 task format.
   --format      text (default: file:line:col severity code message), json, or sarif (SARIF 2.1.0)
   --providers   providers file (default ./acmp.providers.json when present); its capabilities
                 enable the unknown-capability check
-  Exit codes: 0 no errors, 1 errors found, 2 usage or unreadable input.
+  Exit codes: 0 no errors, 1 errors found, 2 usage, 3 a file was not checked (unreadable, or too large
+  to analyse; the other files are checked, and 3 wins over 1).
 run       executes a DAG: one acmp/invoke per task, on the providers of the providers file
           (the built-in provider when there is none), printing each task's state as it changes.
   --policy           fail-fast (default: the first failure cancels the DAG) or best-effort
   --max-concurrency  tasks in flight at most (default 8)
   --json             print the run report (JSON) on stdout instead of the progress
   Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors or usage.
+  Ctrl-C, SIGTERM or SIGHUP cancels the run (exit 1); a second one quits at once (exit 128 + its number).
 serve     exposes the built-in provider as an MCP server speaking ACMP (Layer 1), for other buyers.
-  --stdio   on stdin/stdout, until stdin ends
+  --stdio   on stdin/stdout, until stdin ends (or SIGINT, SIGTERM or SIGHUP)
   --http    Streamable HTTP at http://127.0.0.1:PORT/mcp (0 picks a free port; the URL goes to stderr),
-            until SIGINT or SIGTERM; with ACMP_TOKEN set, requests need "Authorization: Bearer $ACMP_TOKEN"
-Durable runs (README "Durable runs"), on a Restate engine; --engine URL is its ingress (or ACMP_ENGINE_URL):
-engine    start: a local single-node Restate server on 127.0.0.1 (free ports; data, log and record in DIR,
-          default ./.acmp-engine), printing its ingress and admin URLs; stop: ends it.
-worker    serves the runs' workflow on 127.0.0.1:PORT (default 9080) and registers it with the engine;
+            until SIGINT, SIGTERM or SIGHUP; with ACMP_TOKEN set, requests need "Authorization: Bearer $ACMP_TOKEN"
+            At most 100 sessions at once (a new one beyond gets 503); a session idle for 5 minutes ends.
+Durable runs (README "Durable runs"), on a Restate engine; --engine ADDRESS is its ingress (or ACMP_ENGINE_URL):
+          a local engine's unix:/.../ingress.sock, or a remote engine's URL (bearer token from ACMP_ENGINE_TOKEN).
+engine    start: a local single-node Restate server reachable only by your user (unix sockets in DIR, 0700;
+          data, log, key and record in DIR, default ./.acmp-engine), printing its addresses and identity key;
+          stop: ends it; stop --purge: also removes DIR, all of the engine's data.
+worker    serves the runs' workflow on 127.0.0.1:PORT (default 9080) and registers it with the engine; takes only
+          requests the engine signed (--identity-key, ACMP_ENGINE_IDENTITY_KEY, or a local engine's own key);
           outputs above 64 KiB go to the output store DIR (default ./.acmp-outputs).
 run --engine  submits a durable run, prints its id and follows it (Ctrl-C detaches; --detach: do not follow).
 runs / attach / cancel / report: list the engine's runs, follow one, cancel it (or a task and what depends

@@ -1,5 +1,6 @@
 // `acmp-dag-language-server --stdio` (or --node-ipc, as the VS Code client starts it).
 import { ProposedFeatures, createConnection } from 'vscode-languageserver/node';
+import { onStopSignals, signalExitCode } from './cli/signals';
 import { startServer } from './server';
 
 const connection = createConnection(ProposedFeatures.all);
@@ -10,4 +11,7 @@ console.info = console.log;
 console.warn = (...args: unknown[]) => connection.console.warn(args.map(String).join(' '));
 console.error = (...args: unknown[]) => connection.console.error(args.map(String).join(' '));
 /* eslint-enable no-console */
+// A signal's default action would end the server without its 'exit' handlers: a run's outputs spilled to a temporary
+// folder would stay behind.
+onStopSignals((signal) => process.exit(signalExitCode(signal)));
 startServer(connection);

@@ -17,6 +17,7 @@ import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Range } from 'vscode-languageserver-types';
 import type { AnalysisCache } from './analyses';
 import { type DagAnalysis, analyzeDag } from './dag/analyze';
+import { decodeFileText } from './fileText';
 import { nodeRange } from './protocol/ranges';
 
 export interface WorkspaceTask {
@@ -66,11 +67,14 @@ function summarise(uri: string, document: TextDocument, analysis: DagAnalysis): 
   return { uri, dagId: analysis.model.dagId, tasks };
 }
 
-/** The summary of a DAG file on disk; undefined when it cannot be read or is too large. */
+/** The summary of a DAG file on disk; undefined when it cannot be read, is too large or is not UTF-8. */
 async function readDagFile(path: string): Promise<WorkspaceDagFile | undefined> {
   try {
     if ((await stat(path)).size > MAX_WORKSPACE_FILE_BYTES) return undefined;
-    const text = await readFile(path, 'utf8');
+    // Without its byte order mark, as the editor shows it: the ranges of its tasks are the editor's.
+    const { text, notUtf8At } = decodeFileText(await readFile(path));
+    // Its task ids cannot be read for sure: none is offered rather than one with U+FFFD for the bytes.
+    if (notUtf8At !== undefined) return undefined;
     const uri = pathToFileURL(path).href;
     return summarise(uri, TextDocument.create(uri, 'acmp-dag', 0, text), analyzeDag(text));
   } catch {

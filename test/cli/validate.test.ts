@@ -89,14 +89,73 @@ test('sarif format is SARIF 2.1.0 with the codes as rule ids', () => {
   assert.deepEqual(first!.locations[0]!.physicalLocation.region.startLine, 6);
 });
 
-test('usage errors and unreadable files exit 2', () => {
+test('usage errors exit 2', () => {
   assert.equal(run().status, 2);
   assert.equal(run('frobnicate').status, 2);
   assert.equal(run('validate').status, 2);
   assert.equal(run('validate', '--format', 'yaml', broken).status, 2);
-  const missing = run('validate', join(scratch, 'absent.acmp-dag.json'));
-  assert.equal(missing.status, 2);
-  assert.match(missing.stderr, /cannot read/);
+});
+
+test('a file not checked, unreadable or too large to analyse, exits 3, and the others are checked', () => {
+  const absent = join(scratch, 'absent.acmp-dag.json');
+  const missing = run('validate', absent, broken);
+  assert.equal(missing.status, 3, 'over the 1 of the errors found');
+  assert.match(missing.stderr, /cannot read .*absent\.acmp-dag\.json: ENOENT; not checked/);
+  assert.match(missing.stdout, /dangling-edge/);
+  assert.match(missing.stdout, /absent\.acmp-dag\.json: not checked: cannot read/);
+  assert.match(missing.stdout, /1 file\(s\) checked: 1 error\(s\).* 1 file\(s\) not checked\.$/m);
+
+  // Over the default limit of 20 MB: a clean DAG padded with blanks.
+  const large = join(scratch, 'large.acmp-dag.json');
+  writeFileSync(large, '{"dag_id":"dag_x","tasks":[],"edges":[]}' + ' '.repeat(21 * 1024 * 1024));
+  const skipped = run('validate', large);
+  assert.equal(skipped.status, 3, skipped.stdout);
+  assert.match(skipped.stdout, /warning limit The file is too large to analyse/);
+  const json = JSON.parse(run('validate', '--format', 'json', large, absent).stdout) as { notChecked?: string }[];
+  assert.deepEqual(
+    json.map((file) => file.notChecked?.replace(/ \(.*|: ENOENT$/, '')),
+    ['too large to analyse', `cannot read ${absent}`],
+  );
+  const sarif = JSON.parse(run('validate', '--format', 'sarif', absent).stdout) as {
+    runs: { invocations: { executionSuccessful: boolean; toolExecutionNotifications: unknown[] }[] }[];
+  };
+  assert.equal(sarif.runs[0]!.invocations[0]!.executionSuccessful, false);
+  assert.equal(sarif.runs[0]!.invocations[0]!.toolExecutionNotifications.length, 1);
+});
+
+test('a byte order mark is accepted, positions counted as editors count them; bytes not UTF-8 are an error', () => {
+  const withMark = join(scratch, 'bom.acmp-dag.json');
+  writeFileSync(withMark, '\uFEFF{"dag_id":"x","tasks":[],"edges":[]}\n');
+  const marked = run('validate', withMark);
+  assert.equal(marked.status, 0, marked.stdout);
+  // Editors show no character for the mark: "x" is at column 11, as VS Code shows it.
+  assert.match(marked.stdout, /bom\.acmp-dag\.json:1:11 information id-format/);
+
+  const latin1 = join(scratch, 'latin1.acmp-dag.json');
+  writeFileSync(latin1, Buffer.from('{"dag_id":"dag_caf\xe9",\n"tasks":[],"edges":[]}', 'latin1'));
+  const notUtf8 = run('validate', latin1);
+  assert.equal(notUtf8.status, 1);
+  assert.match(
+    notUtf8.stdout,
+    /latin1\.acmp-dag\.json:1:19 error json-syntax The file is not valid UTF-8: the bytes at line 1, column 19 /,
+  );
+  assert.doesNotMatch(notUtf8.stdout, /\uFFFD/);
+});
+
+test('nesting deeper than a run can take is a limit error: validate exits 1, run refuses with 2', () => {
+  const deep = join(scratch, 'deep.acmp-dag.json');
+  const nest = '['.repeat(5_000) + ']'.repeat(5_000);
+  writeFileSync(
+    deep,
+    `{"dag_id":"dag_deep","tasks":[{"task_id":"task_a","capability":"echo","input":{"type":"json","data":${nest}}}],"edges":[]}`,
+  );
+  const checked = run('validate', deep);
+  assert.equal(checked.status, 1);
+  assert.match(checked.stdout, /deep\.acmp-dag\.json:1:\d+ error limit Task "task_a" nests 5004 levels deep/);
+  const refused = run('run', deep);
+  assert.equal(refused.status, 2, refused.stderr);
+  assert.match(refused.stderr, /error limit Task "task_a" nests 5004 levels deep/);
+  assert.doesNotMatch(refused.stderr + refused.stdout, /Maximum call stack/);
 });
 
 test('a providers file enables unknown-capability', () => {

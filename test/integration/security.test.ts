@@ -31,11 +31,11 @@ const scratch = mkdtempSync(join(tmpdir(), 'acmp-security-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /**
- * Providers that each get a token and fail: one quotes it in its error answer, one on stderr as it crashes, one in a
- * message that is not JSON-RPC.
+ * Providers that each get a token: one quotes it in its error answer, one on stderr as it crashes, one in a message
+ * that is not JSON-RPC, one in the output of a task it completes, and one reads that output downstream.
  */
 const stdioProviders = (tokenEnv?: string): ProviderConfig[] =>
-  ['token-answer', 'token-crash', 'token-garbage'].map((capability) => ({
+  ['token-answer', 'token-crash', 'token-garbage', 'token-echo', 'token-check'].map((capability) => ({
     id: capability,
     transport: 'stdio',
     command: process.execPath,
@@ -44,7 +44,10 @@ const stdioProviders = (tokenEnv?: string): ProviderConfig[] =>
     ...(tokenEnv === undefined ? {} : { tokenEnv }),
   }));
 
-/** One task that completes on the built-in provider and four that fail on providers holding a token. */
+/**
+ * One task that completes on the built-in provider, four that fail on providers holding a token, one whose provider
+ * echoes its token in its output and one downstream of it.
+ */
 const TOKEN_DAG = JSON.stringify(
   {
     dag_id: 'dag_tokens',
@@ -54,8 +57,10 @@ const TOKEN_DAG = JSON.stringify(
       { task_id: 'task_crash', capability: 'token-crash', input: { type: 'text', data: 'crash' } },
       { task_id: 'task_garbage', capability: 'token-garbage', input: { type: 'text', data: 'garbage' } },
       { task_id: 'task_remote', capability: 'token-remote', input: { type: 'text', data: 'remote' } },
+      { task_id: 'task_echo', capability: 'token-echo', input: { type: 'text', data: 'echo' } },
+      { task_id: 'task_check', capability: 'token-check', input: { source: { from_task: 'task_echo' } } },
     ],
-    edges: [],
+    edges: [{ from: 'task_echo', to: 'task_check' }],
   },
   null,
   2,
@@ -71,6 +76,13 @@ function assertTokensWereQuotedAndBlanked(report: RunReport): void {
   assert.match(byId.get('task_answer')?.error?.message ?? '', /the token \[token\] is not accepted/);
   assert.match(byId.get('task_crash')?.error?.message ?? '', /ACMP_TOKEN=\[token\]/);
   assert.match(byId.get('task_garbage')?.error?.message ?? '', /not JSON-RPC: Unrecognized key: "\[token\]"/);
+  // Shown without the token, in its strings and its keys alike; the downstream task still got it as sent.
+  const echoed = { echoed: 'Bearer [token]', '[token]': 'as a key', nested: [['[token]']] };
+  assert.deepEqual(byId.get('task_echo')?.output, { type: 'json', data: echoed });
+  // Marked, so that a re-run runs the task again rather than hand `[token]` downstream.
+  assert.equal(byId.get('task_echo')?.output_redacted, true);
+  assert.equal(byId.get('task_fine')?.output_redacted, undefined);
+  assert.deepEqual(report.result.task_check, { type: 'text', data: 'input held the token' });
 }
 
 function assertNoToken(output: string, where: string): void {

@@ -2,7 +2,7 @@
 // notifications (or acmp/runEvents batches, when asked), answers with the run report, cancels runs and tasks,
 // refuses DAGs with errors.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -292,4 +292,52 @@ describe('running DAGs over LSP', () => {
       );
     }
   });
+});
+
+describe('a language server stopped by a signal', () => {
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+    test(`${signal} in a run: the run's outputs on disk are removed as the server ends`, async () => {
+      const temporary = mkdtempSync(join(tmpdir(), 'acmp-lsp-signal-'));
+      try {
+        // No memory for outputs: task_first's goes to a folder under TMPDIR at once.
+        const session = await startLspSession(
+          {
+            providers: [
+              { id: 'local', transport: 'builtin' },
+              {
+                id: 'stuck',
+                transport: 'stdio',
+                command: process.execPath,
+                args: ['--import', 'tsx', NEVER_ANSWERS],
+                capabilities: ['slow-thing'],
+              },
+            ],
+          },
+          { env: { TMPDIR: temporary, ACMP_RUN_MEMORY_BUDGET_BYTES: '0' } },
+        );
+        const slowRunning = new Promise<void>((seen) =>
+          session.connection.onNotification(RUN_EVENT_NOTIFICATION, ({ event }: RunEventParams) => {
+            if (event.type === 'task-state' && event.task_id === 'task_slow' && event.state === 'running') seen();
+          }),
+        );
+        const uri = 'file:///signalled.acmp-dag.json';
+        await session.open(uri, SLOW_DAG);
+        void session.connection
+          .sendRequest('workspace/executeCommand', { command: RUN_COMMANDS.runDag, arguments: [{ uri }] })
+          .catch(() => undefined);
+        await slowRunning;
+        const outputFolders = () => readdirSync(temporary).filter((name) => name.startsWith('acmp-run-outputs-'));
+        assert.equal(outputFolders().length, 1, 'the run keeps its output on disk');
+        const exited = new Promise<NodeJS.Signals | null>((done) =>
+          session.process.once('exit', (_code, by) => done(by)),
+        );
+        session.process.kill(signal);
+        assert.equal(await exited, null, 'the server ended by itself');
+        session.connection.dispose();
+        assert.deepEqual(outputFolders(), [], 'the outputs on disk are gone');
+      } finally {
+        rmSync(temporary, { recursive: true, force: true });
+      }
+    });
+  }
 });

@@ -23,6 +23,8 @@ export interface SessionOptions {
   readonly heapProbe?: boolean;
   /** Node's arguments that start another server than the bundle (the bench's floor server). */
   readonly server?: readonly string[];
+  /** Added to the server's environment. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface PublishDiagnosticsParams {
@@ -60,6 +62,7 @@ export async function startLspSession(configuration: unknown = {}, options: Sess
   const probe = options.heapProbe === true ? ['--expose-gc', '--import', HEAP_PROBE] : [];
   const child = spawn(process.execPath, [...probe, ...(options.server ?? [SERVER_BUNDLE]), '--stdio'], {
     stdio: ['pipe', 'pipe', 'inherit', ...(probe.length > 0 ? (['ipc'] as const) : [])],
+    env: { ...process.env, ...options.env },
   });
   const connection = createMessageConnection(
     new StreamMessageReader(child.stdout!),

@@ -751,6 +751,68 @@ test('an upstream failing mid-stream cancels the downstream it was streaming int
   );
 });
 
+/** A 1 MiB stream chunk of `data` (its JSON text a little over 1 MiB). */
+const mebibyteChunk = (data: string): TaskOutput => ({ type: 'text', data: data.repeat(1024 * 1024) });
+
+test(
+  'a provider that streams on past a missing chunk: the task fails at 10 MiB held, naming the seq, and is cancelled',
+  LIMIT,
+  async () => {
+    const p = new ScriptedProvider('p', {
+      withholding: async (call) => {
+        // Never seq 0: each later chunk waits for it.
+        for (let seq = 1; seq <= 20; seq++) call.chunk(seq, mebibyteChunk('x'), seq === 20);
+        return untilCancelled(call);
+      },
+      'in-order': echo,
+    });
+    const { run, log } = start(
+      dag([
+        task('task_held', 'withholding', text('go'), { stream: true }),
+        task('task_fine', 'in-order', text('fine')),
+      ]),
+      [p],
+      { policy: 'best-effort' },
+    );
+    const report = await run.done;
+    const held = taskIn(report, 'task_held');
+    assert.equal(held.state, 'failed');
+    assert.deepEqual(held.error, {
+      code: ACMP_ERRORS.internal,
+      message: 'provider "p": sent more than 10 MiB of stream chunks ahead of the missing chunk seq 0',
+    });
+    assert.deepEqual(
+      p.messages(METHODS.cancel).map((params) => params.task_id),
+      [held.wire_task_id],
+    );
+    assert.equal(
+      log.events.some((event) => event.type === 'chunk'),
+      false,
+      'no chunk came in order',
+    );
+    assert.equal(taskIn(report, 'task_fine').state, 'completed');
+  },
+);
+
+test('a stream of 20 MiB whose chunks each come before the one they follow: it completes whole', LIMIT, async () => {
+  const letters = 'abcdefghijklmnopqrst';
+  const p = new ScriptedProvider('p', {
+    swapped: (call) => {
+      // 1, 0, 3, 2, ...: never more than one chunk held, 20 MiB in all.
+      for (let pair = 0; pair < letters.length; pair += 2) {
+        call.chunk(pair + 1, mebibyteChunk(letters[pair + 1]!), pair + 1 === letters.length - 1);
+        call.chunk(pair, mebibyteChunk(letters[pair]!));
+      }
+      return { task_id: call.params.task_id, output_streamed: true, tokens_used: 1, cost_cu: 0 };
+    },
+  });
+  const { run } = start(dag([task('task_swapped', 'swapped', text('go'), { stream: true })]), [p]);
+  const report = await run.done;
+  assert.equal(report.status, 'completed');
+  const whole = taskIn(report, 'task_swapped').output as TaskOutput;
+  assert.equal(whole.data, [...letters].map((letter) => letter.repeat(1024 * 1024)).join(''));
+});
+
 test('cost above max_price_cu is a reported violation; the task still completes and totals add up', LIMIT, async () => {
   const p = new ScriptedProvider('p', {
     dear: (call) => answer(call, text('x'), { cost_cu: 0.5, tokens_used: 3 }),

@@ -7,7 +7,8 @@ import { BASE_DAG, malformedCorpus } from '../support/malformedCorpus';
 
 const isJson = (text: string): boolean => {
   try {
-    JSON.parse(text);
+    // A leading byte order mark is accepted, as JSON.parse users strip it.
+    JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
     return true;
   } catch {
     return false;

@@ -44,22 +44,30 @@ test('a 20,000-edge cycle is one error on the edge that closes it, and the graph
   );
 });
 
-test('input data nested 50,000 deep is fine, and its truncation is one syntax error', () => {
+test('input data nested 50,000 deep is one limit error, and its truncation one syntax error more', () => {
   const depth = 50_000;
   const text = `{"dag_id":"dag_deep","tasks":[{"task_id":"task_a","capability":"echo","input":{"type":"json","data":${'['.repeat(depth)}${']'.repeat(depth)}}}],"edges":[]}`;
-  assert.deepEqual(analyzeDag(text).diagnostics, []);
+  const whole = analyzeDag(text).diagnostics;
+  assert.deepEqual(
+    whole.map((d) => [d.code, d.severity]),
+    [['limit', 'error']],
+  );
+  assert.match(whole[0]!.message, /^Task "task_a" nests 50004 levels deep/);
   const truncated = analyzeDag(text.slice(0, text.length / 2)).diagnostics;
   assert.deepEqual(
     truncated.map((d) => d.code),
-    ['json-syntax'],
+    ['limit', 'json-syntax'],
   );
 });
 
 test('100,000-deep nesting at the top level gets a diagnostic, not a crash', () => {
   const { diagnostics } = analyzeDag('['.repeat(100_000) + ']'.repeat(100_000));
   assert.deepEqual(
-    diagnostics.map((d) => d.code),
-    ['schema'],
+    diagnostics.map((d) => [d.code, d.start]),
+    [
+      ['schema', 0],
+      ['limit', 1_000],
+    ],
   );
 });
 

@@ -1,4 +1,4 @@
-// Durable runs from the terminal (issue 17): `run FILE --engine URL [--detach]` submits a run to the Restate engine
+// Durable runs from the terminal: `run FILE --engine URL [--detach]` submits a run to the Restate engine
 // and follows it, `runs` lists the engine's runs, `attach` follows one (replaying what already happened), `cancel`
 // cancels a run or a task, `report` prints a run's report. Following is paging through the run's append-only event
 // log with a cursor: the engine has no push to clients. Exit codes: 0 completed, 1 failed or cancelled, 2 usage or a
@@ -7,10 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { RunRequest } from '../run/durable/protocol';
 import { type JournaledOutput, isOutputRef } from '../run/durable/outputStore';
+import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunReport } from '../run/types';
 import { EngineClient, EngineRefused, UnknownRun, followRun } from '../run/durable/engineClient';
 import { EngineUnreachable } from '../run/durable/engineHttp';
 import { engineOption } from './engineUrl';
+import { loadProviders } from './providersFile';
+import { type StopSignal, onStopSignals, signalExitCode } from './signals';
 import { progressPrinter, summary } from './run';
 import { UsageError } from './usage';
 
@@ -24,6 +27,15 @@ export interface DurableRunOptions {
   readonly maxConcurrency: number;
   readonly json: boolean;
   readonly detach: boolean;
+}
+
+/**
+ * What this terminal knows of the tokens a run's providers may echo in their outputs: those of the `tokenEnv`
+ * variables of the local providers file (the worker's own may differ), blanked out of what is printed.
+ */
+async function localRedactor(): Promise<Redactor> {
+  const providers = await loadProviders(undefined).catch(() => []);
+  return new Redactor(runSecrets(providers));
 }
 
 /** Exit codes for the errors these commands tell apart; anything else propagates. */
@@ -55,28 +67,29 @@ export function runDurable(options: DurableRunOptions): Promise<number> {
   });
 }
 
-/** Follows the run's events until it ends (Ctrl-C detaches: the run goes on), then prints its summary or report. */
+/**
+ * Follows the run's events until it ends, then prints its summary or report. Ctrl-C, SIGTERM or SIGHUP detaches: the
+ * run goes on in the engine.
+ */
 async function followToEnd(client: EngineClient, runId: string, json: boolean): Promise<number> {
-  const print = json ? () => undefined : progressPrinter(write);
-  let detached = false;
-  const onInterrupt = (): void => {
-    detached = true;
-  };
-  process.on('SIGINT', onInterrupt);
+  const redactor = await localRedactor();
+  const print = json ? () => undefined : progressPrinter((line) => write(redactor.text(line)));
+  let detachedBy: StopSignal | undefined;
+  const stopListening = onStopSignals((signal) => (detachedBy = signal));
   let report: RunReport | undefined;
   try {
-    report = await followRun(client, runId, print, () => detached);
+    report = await followRun(client, runId, print, () => detachedBy !== undefined);
     if (report === undefined) {
       process.stderr.write(
         `\nacmp-dag: detached; the run goes on. Follow it again with: acmp-dag attach ${runId} --engine ${client.engine}\n`,
       );
-      return 130;
+      return signalExitCode(detachedBy!);
     }
   } finally {
-    process.off('SIGINT', onInterrupt);
+    stopListening();
   }
-  if (json) await printReport(client, report);
-  else write(summary(report));
+  if (json) await printReport(client, redactor.report(report), redactor);
+  else write(summary(redactor.report(report)));
   return report.status === 'completed' ? 0 : 1;
 }
 
@@ -84,7 +97,7 @@ async function followToEnd(client: EngineClient, runId: string, json: boolean): 
  * The report as JSON on stdout, its stored outputs streamed in from the output store through the engine, piece by
  * piece, in place of their references.
  */
-async function printReport(client: EngineClient, report: RunReport): Promise<void> {
+async function printReport(client: EngineClient, report: RunReport, redactor: Redactor): Promise<void> {
   const stored: JournaledOutput[] = [];
   const marker = (index: number): string => `\u0000stored-output-${index}\u0000`;
   const text = JSON.stringify(
@@ -101,13 +114,14 @@ async function printReport(client: EngineClient, report: RunReport): Promise<voi
   const parts = text.split(/"\\u0000stored-output-(\d+)\\u0000"/);
   for (let at = 0; at < parts.length; at++) {
     if (at % 2 === 0) {
-      process.stdout.write(parts[at]!);
+      process.stdout.write(redactor.text(parts[at]!));
       continue;
     }
     const output = stored[Number(parts[at])]!;
     for (let from = 0; ;) {
       const piece = await client.outputPiece(output, from);
-      process.stdout.write(piece.text);
+      // A token the piece boundary cuts goes through: stored outputs come in pieces of megabytes, rarely cut there.
+      process.stdout.write(redactor.text(piece.text));
       from += piece.text.length;
       if (piece.rest === 0) break;
     }
@@ -205,8 +219,9 @@ export function cancelCommand(args: string[]): Promise<number> {
 export function reportCommand(args: string[]): Promise<number> {
   return withExitCodes(async () => {
     const { values, runId, client } = await namedRun(args, 'report', JSON_OPTION);
-    const report = await client.report(runId);
-    if (values.json) await printReport(client, report);
+    const redactor = await localRedactor();
+    const report = redactor.report(await client.report(runId));
+    if (values.json) await printReport(client, report, redactor);
     else write(summary(report));
     return report.status === 'completed' ? 0 : 1;
   });

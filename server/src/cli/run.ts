@@ -3,13 +3,15 @@
 // run report of design.md §7. Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors or usage.
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
-import { analyzeDag } from '../dag/analyze';
+import { analyzeFileText } from '../fileText';
 import { connectProvider } from '../run/connect';
 import { startRun } from '../run/executor';
 import { writeJson } from '../run/jsonText';
-import { StoredOutput, storedFile } from '../run/outputStore';
+import { StoredOutput, outputMemoryFromEnvironment, storedFile } from '../run/outputStore';
+import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunEvent, RunReport, TaskState } from '../run/types';
 import { loadProviders } from './providersFile';
+import { onStopSignals, signalExitCode } from './signals';
 import { UsageError, readInputFile } from './usage';
 
 const STATE_MARK: Record<TaskState, string> = {
@@ -123,15 +125,13 @@ function parseConcurrency(value: string | undefined): number {
   return count;
 }
 
-/** ACMP_RUN_MEMORY_BUDGET_BYTES: the bytes of outputs the run keeps in memory (RunOptions.outputMemoryBytes). */
+/** ACMP_RUN_MEMORY_BUDGET_BYTES as a run option; a usage error when it is not a number of bytes. */
 function outputMemoryOption(): { outputMemoryBytes?: number } {
-  const value = process.env.ACMP_RUN_MEMORY_BUDGET_BYTES;
-  if (value === undefined || value === '') return {};
-  const bytes = Number(value);
-  if (!Number.isInteger(bytes) || bytes < 0) {
-    throw new UsageError(`ACMP_RUN_MEMORY_BUDGET_BYTES needs a whole number of bytes, not "${value}"`);
+  try {
+    return outputMemoryFromEnvironment();
+  } catch (error) {
+    throw new UsageError((error as Error).message);
   }
-  return { outputMemoryBytes: bytes };
 }
 
 /** The report, streamed: one string of it would cost memory, and a report can hold more than a string can. */
@@ -162,8 +162,9 @@ export async function runCommand(args: string[]): Promise<number> {
   const maxConcurrency = parseConcurrency(values['max-concurrency']);
   const providers = await loadProviders(values.providers);
   const file = positionals[0]!;
-  const text = readInputFile(file);
-  const analysis = analyzeDag(text, { keepValue: true });
+  const input = readInputFile(file);
+  const { text } = input;
+  const analysis = analyzeFileText(input, { keepValue: true });
   if (analysis.diagnostics.some((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge)) {
     // Positions and the validate command's wording only for a DAG with errors: a clean file's offsets are never indexed.
     const { fileResult, formatText } = await import('./validate.js');
@@ -194,7 +195,10 @@ export async function runCommand(args: string[]): Promise<number> {
       detach: values.detach,
     });
   }
-  const write = (line: string): void => void process.stdout.write(`${line}\n`);
+  // The report comes with the tokens blanked out of its outputs; a progress line may quote a task's error.
+  const secrets = runSecrets(providers);
+  const redactor = new Redactor(secrets);
+  const write = (line: string): void => void process.stdout.write(`${redactor.text(line)}\n`);
   const run = startRun(analysis, {
     providers,
     connect: connectProvider,
@@ -202,26 +206,29 @@ export async function runCommand(args: string[]): Promise<number> {
     maxConcurrency,
     // A clean file's tasks as values, so the executor never indexes its offsets.
     plainTasks: (analysis.value as { tasks: unknown[] }).tasks,
+    secrets,
     ...outputMemoryOption(),
     ...(values.json ? {} : { onEvent: progressPrinter(write) }),
   });
-  // Ctrl-C cancels the run (in-flight tasks get acmp/cancel); a second one leaves at once.
-  let interrupted = false;
-  const onInterrupt = (): void => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
-    process.stderr.write('\nacmp-dag: cancelling the run (Ctrl-C again to quit at once)\n');
-    run.cancel('interrupted by the user');
-  };
-  process.on('SIGINT', onInterrupt);
-  const report = await run.done;
-  process.off('SIGINT', onInterrupt);
+  // Ctrl-C, SIGTERM or SIGHUP cancels the run (in-flight tasks get acmp/cancel), which ends as a cancelled run does; a
+  // second signal, or one once the run is over, leaves at once (process.exit: the outputs on disk are removed on exit).
+  let stopping = false;
+  const stopListening = onStopSignals((signal) => {
+    if (stopping) process.exit(signalExitCode(signal));
+    stopping = true;
+    const again = signal === 'SIGINT' ? 'Ctrl-C' : signal;
+    process.stderr.write(`\nacmp-dag: cancelling the run (${again} again to quit at once)\n`);
+    run.cancel(signal === 'SIGINT' ? 'interrupted by the user' : `stopped by ${signal}`);
+  });
   try {
+    const report = await run.done;
+    stopping = true;
     if (values.json) {
       await printReport(report);
     } else write(summary(report));
+    return report.status === 'completed' ? 0 : 1;
   } finally {
     run.releaseOutputs();
+    stopListening();
   }
-  return report.status === 'completed' ? 0 : 1;
 }

@@ -1,13 +1,15 @@
 // `acmp-dag validate`: the analysis for terminals and CI, as text, JSON or SARIF. Exit codes (design.md §7): 0 no
-// errors, 1 errors, 2 usage.
+// errors, 1 errors, 2 usage, 3 a file was not checked (too large to analyse, or unreadable): a check that left a file
+// out must not pass a CI step, and says so apart from errors found.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic, Range } from 'vscode-languageserver-types';
-import { type DagAnalysis, analyzeDag } from '../dag/analyze';
+import type { DagAnalysis } from '../dag/analyze';
 import { DIAGNOSTIC_CODES, DIAGNOSTIC_DESCRIPTIONS } from '../dag/diagnostic';
 import { toLspDiagnostic } from '../protocol/diagnostics';
+import { analyzeFileText } from '../fileText';
 import { knownCapabilities } from '../protocol/settings';
 import { loadProviders } from './providersFile';
 import { UsageError, readInputFile } from './usage';
@@ -19,6 +21,15 @@ export interface FileResult {
   readonly diagnostics: readonly Diagnostic[];
   readonly analysis: DagAnalysis;
 }
+
+/** A file named but not checked, and why. */
+export interface NotChecked {
+  readonly file: string;
+  readonly reason: string;
+}
+
+/** The exit code of a check that left a file out. */
+export const NOT_CHECKED_EXIT = 3;
 
 const severityName = ['', 'error', 'warning', 'information', 'hint'] as const;
 
@@ -36,8 +47,12 @@ export function fileResult(file: string, text: string, analysis: DagAnalysis): F
 
 export function validateFile(file: string, capabilities: readonly string[] | undefined): FileResult {
   const text = readInputFile(file);
-  return fileResult(file, text, analyzeDag(text, { knownCapabilities: capabilities }));
+  return fileResult(file, text.text, analyzeFileText(text, { knownCapabilities: capabilities }));
 }
+
+/** Why a checked file counts as not checked: it was too large to analyse. */
+const tooLargeReason = (result: FileResult): string | undefined =>
+  result.analysis.tooLarge ? 'too large to analyse (over acmp.limits.maxFileBytes)' : undefined;
 
 /** The file as the user named it when `uri` is the checked file (related information points into it), else `uri`. */
 const fileNamed = ({ file, uri }: FileResult, other: string): string => (other === uri ? file : other);
@@ -47,7 +62,7 @@ const lineColumn = ({ start }: Range): string => `${start.line + 1}:${start.char
 
 const messageText = (d: Diagnostic): string => (typeof d.message === 'string' ? d.message : d.message.value);
 
-export function formatText(results: readonly FileResult[]): string {
+export function formatText(results: readonly FileResult[], notChecked: readonly NotChecked[] = []): string {
   const lines: string[] = [];
   for (const result of results) {
     for (const d of result.diagnostics) {
@@ -61,8 +76,11 @@ export function formatText(results: readonly FileResult[]): string {
   }
   const count = (severity: number) =>
     results.reduce((n, r) => n + r.diagnostics.filter((d) => d.severity === severity).length, 0);
+  for (const { file, reason } of notChecked) lines.push(`${file}: not checked: ${reason}`);
+  const checked = results.length - results.filter((result) => result.analysis.tooLarge).length;
   lines.push(
-    `${results.length} file(s) checked: ${count(1)} error(s), ${count(2)} warning(s), ${count(3)} information.`,
+    `${checked} file(s) checked: ${count(1)} error(s), ${count(2)} warning(s), ${count(3)} information.` +
+      (notChecked.length > 0 ? ` ${notChecked.length} file(s) not checked.` : ''),
   );
   return lines.join('\n');
 }
@@ -78,7 +96,7 @@ const physicalLocation = (file: string, range: Range) => ({
   },
 });
 
-function formatSarif(results: readonly FileResult[]): unknown {
+function formatSarif(results: readonly FileResult[], notChecked: readonly NotChecked[]): unknown {
   const level = { 1: 'error', 2: 'warning', 3: 'note', 4: 'note' } as const;
   return {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
@@ -95,6 +113,16 @@ function formatSarif(results: readonly FileResult[]): unknown {
             })),
           },
         },
+        invocations: [
+          {
+            executionSuccessful: notChecked.length === 0,
+            toolExecutionNotifications: notChecked.map(({ file, reason }) => ({
+              level: 'error',
+              message: { text: `not checked: ${reason}` },
+              locations: [{ physicalLocation: { artifactLocation: { uri: file.split('\\').join('/') } } }],
+            })),
+          },
+        ],
         results: results.flatMap((result) =>
           result.diagnostics.map((d) => ({
             ruleId: String(d.code),
@@ -128,15 +156,46 @@ export async function validate(args: string[]): Promise<number> {
   if (format !== 'text' && format !== 'json' && format !== 'sarif') throw new UsageError(`unknown format "${format}"`);
   if (positionals.length === 0) throw new UsageError('validate needs at least one FILE');
   const capabilities = knownCapabilities(await loadProviders(values.providers));
-  const results = positionals.map((file) => validateFile(file, capabilities));
+  const results: FileResult[] = [];
+  const unreadable: NotChecked[] = [];
+  for (const file of positionals) {
+    try {
+      results.push(validateFile(file, capabilities));
+    } catch (error) {
+      // One file that cannot be read leaves the others to check.
+      if (!(error instanceof UsageError)) throw error;
+      unreadable.push({ file, reason: error.message });
+      process.stderr.write(`acmp-dag: ${error.message}; not checked\n`);
+    }
+  }
+  const notChecked = [
+    ...results.flatMap((result) => {
+      const reason = tooLargeReason(result);
+      return reason === undefined ? [] : [{ file: result.file, reason }];
+    }),
+    ...unreadable,
+  ];
   const output =
     format === 'text'
-      ? formatText(results)
+      ? formatText(results, notChecked)
       : JSON.stringify(
-          format === 'json' ? results.map(({ file, diagnostics }) => ({ file, diagnostics })) : formatSarif(results),
+          format === 'json'
+            ? [
+                ...results.map((result) => {
+                  const reason = tooLargeReason(result);
+                  return {
+                    file: result.file,
+                    diagnostics: result.diagnostics,
+                    ...(reason === undefined ? {} : { notChecked: reason }),
+                  };
+                }),
+                ...unreadable.map(({ file, reason }) => ({ file, diagnostics: [], notChecked: reason })),
+              ]
+            : formatSarif(results, notChecked),
           null,
           2,
         );
   process.stdout.write(output + '\n');
+  if (notChecked.length > 0) return NOT_CHECKED_EXIT;
   return results.some((r) => r.diagnostics.some((d) => d.severity === 1)) ? 1 : 0;
 }

@@ -1,8 +1,9 @@
 // The analysis entry point: text in, model and diagnostics out. Pure, total and iterative.
 import { type AnalysisLimits, type CheckOptions, runChecks } from './checks';
 import type { DagDiagnostic } from './diagnostic';
-import { JsonDocument, type SyntaxError, parseJson } from './json';
+import { JsonDocument, type SyntaxError, lineAndColumnOf, parseJson } from './json';
 import { type DagModel, buildModel } from './model';
+import { MAX_NESTING, type TooDeep, tooDeepValues } from './nesting';
 import { type SchemaProblem, schemaDiagnostics, schemaProblems } from './schemaCheck';
 
 export interface AnalysisOptions {
@@ -44,14 +45,17 @@ function read(
   document: JsonDocument;
   errors: readonly SyntaxError[];
   problems: readonly SchemaProblem[];
+  tooDeep: readonly TooDeep[];
   model: DagModel;
   value?: unknown;
 } {
   const parsed = parseJson(text);
+  const problems = schemaProblems(parsed.value);
   return {
     document: parsed.document,
     errors: parsed.errors,
-    problems: schemaProblems(parsed.value),
+    problems,
+    tooDeep: tooDeepValues(parsed.value, parsed.errors.length === 0 && problems.length === 0),
     model: buildModel(parsed),
     ...(keepValue ? { value: parsed.value } : {}),
   };
@@ -75,32 +79,50 @@ function exceedsBytes(text: string, max: number): boolean {
   return bytes > max;
 }
 
-/** The analysis of a file too large to analyse: no tasks, and one diagnostic saying so on the first character. */
-function tooLarge(text: string, maxFileBytes: number): DagAnalysis {
+/** The analysis of a text left unanalysed: no tasks, and one diagnostic saying why. */
+function unanalysed(text: string, tooLarge: boolean, diagnostic: DagDiagnostic): DagAnalysis {
   // An empty index over the real text, so editor features find nothing rather than index the whole text.
   const document = new JsonDocument(text);
   document.markIndexed();
-  const megabytes = (maxFileBytes / (1024 * 1024)).toFixed(1);
   return {
-    tooLarge: true,
+    tooLarge,
     document,
     model: buildModel({ document, value: undefined, errors: [] }),
-    diagnostics: [
-      {
-        code: 'limit',
-        severity: 'warning',
-        start: 0,
-        end: Math.min(1, text.length),
-        message: `The file is too large to analyse: it is over ${megabytes} MB, the limit of ${maxFileBytes} bytes (acmp.limits.maxFileBytes), so it gets no other diagnostics. To analyse it, raise acmp.limits.maxFileBytes in the settings.`,
-      },
-    ],
+    diagnostics: [diagnostic],
   };
+}
+
+/** The analysis of a file too large to analyse: no tasks, and one diagnostic saying so on the first character. */
+function tooLarge(text: string, maxFileBytes: number): DagAnalysis {
+  const megabytes = (maxFileBytes / (1024 * 1024)).toFixed(1);
+  return unanalysed(text, true, {
+    code: 'limit',
+    severity: 'warning',
+    start: 0,
+    end: Math.min(1, text.length),
+    message: `The file is too large to analyse: it is over ${megabytes} MB, the limit of ${maxFileBytes} bytes (acmp.limits.maxFileBytes), so it gets no other diagnostics. To analyse it, raise acmp.limits.maxFileBytes in the settings.`,
+  });
+}
+
+/**
+ * The analysis of a file that is not UTF-8, whose decoded `text` has its first bad bytes (as U+FFFD) at `offset`: one
+ * `json-syntax` error there, and nothing analysed (the replaced text may hold ids that are not the file's).
+ */
+export function notUtf8Analysis(text: string, offset: number): DagAnalysis {
+  const { line, column } = lineAndColumnOf(text, offset);
+  return unanalysed(text, false, {
+    code: 'json-syntax',
+    severity: 'error',
+    start: offset,
+    end: Math.min(offset + 1, text.length),
+    message: `The file is not valid UTF-8: the bytes at line ${line}, column ${column} are no UTF-8 character, so it is not analysed further. Save it as UTF-8.`,
+  });
 }
 
 export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnalysis {
   const limits: AnalysisLimits = { ...DEFAULT_LIMITS, ...options.limits };
   if (exceedsBytes(text, limits.maxFileBytes)) return tooLarge(text, limits.maxFileBytes);
-  const { document, errors, problems, model, value } = read(text, options.keepValue === true);
+  const { document, errors, problems, tooDeep, model, value } = read(text, options.keepValue === true);
   const diagnostics: DagDiagnostic[] = errors.map((error) => ({
     code: 'json-syntax',
     severity: 'error',
@@ -124,6 +146,17 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
       (path) => path[0] === 'tasks' && path[2] === 'input' && shapeless.has(path[1] as number),
     ),
   );
+  for (const { path, depth, owner } of tooDeep) {
+    // An error, not the warning of the configured limits: a run cannot take it, whatever the settings.
+    const start = document.nodeAt(path)?.offset ?? 0;
+    diagnostics.push({
+      code: 'limit',
+      severity: 'error',
+      start,
+      end: start + 1,
+      message: `${owner.charAt(0).toUpperCase()}${owner.slice(1)} nests ${depth} levels deep here (counted from the top of the file), more than the ${MAX_NESTING} a run can take (its messages to providers and its result-hash proofs are made one level at a time, and would overflow the call stack). Nest this value less deeply.`,
+    });
+  }
   runChecks(model, checkOptions, (code, severity, node, message, related) => {
     diagnostics.push({
       code,

@@ -56,5 +56,6 @@ export const DIAGNOSTIC_DESCRIPTIONS: Record<DiagnosticCode, string> = {
   'id-format': 'task_id not of the form task_<...>, dag_id not dag_<...>.',
   'metadata-dag-id': "metadata.dag_id differs from the file's dag_id.",
   'unknown-capability': 'No configured provider offers the capability.',
-  limit: 'More tasks, depth or fan-out than the configured limits, or a file too large to analyse.',
+  limit:
+    'More tasks, depth or fan-out than the configured limits, a file too large to analyse, or a value nested deeper than a run can take.',
 };

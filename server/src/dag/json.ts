@@ -487,10 +487,13 @@ export function childOf(node: JsonNode | undefined, segment: PropertyKey): JsonN
   return undefined;
 }
 
+/** Whether the text starts with a byte order mark, which is no part of the JSON (RFC 8259 §8.1 lets parsers ignore it). */
+const hasByteOrderMark = (text: string): boolean => text.charCodeAt(0) === 0xfeff;
+
 export function parseJson(text: string): ParsedJson {
   const document = new JsonDocument(text);
   try {
-    return { document, value: JSON.parse(text) as unknown, errors: [] };
+    return { document, value: JSON.parse(hasByteOrderMark(text) ? text.slice(1) : text) as unknown, errors: [] };
   } catch {
     const errors = parseRecovering(text, document);
     document.markIndexed();
@@ -511,6 +514,7 @@ function indexValid(text: string, document: JsonDocument, firstBackslash: number
       case 0x0d: // \r
       case 0x09: // \t
       case 0x3a: // :
+      case 0xfeff: // the byte order mark, which JSON.parse accepted only at the start
         i++;
         continue;
       case 0x2c: // ,
@@ -731,6 +735,7 @@ function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
   const describe = (): string =>
     token === SyntaxKind.EOF ? 'end of file' : `'${text.substr(tokenOffset(), Math.min(tokenLength(), 20))}'`;
 
+  if (hasByteOrderMark(text)) scanner.setPosition(1);
   next();
   for (;;) {
     const frame = stack[stack.length - 1];

@@ -273,35 +273,61 @@ function quickFixes(scope: Scope, diagnostics: readonly Diagnostic[]): CodeActio
   return [...actions.values()];
 }
 
+/**
+ * A leading byte order mark is accepted without a diagnostic (VS Code keeps it as the file's encoding, "UTF-8 with BOM",
+ * and shows no character); a client that passes it on in the text is offered to drop it on the first line.
+ */
+function removeByteOrderMark(scope: Scope): CodeAction[] {
+  if (scope.analysis.document.text.charCodeAt(0) !== 0xfeff) return [];
+  return [
+    action(
+      scope,
+      'Remove the byte order mark',
+      CodeActionKind.QuickFix,
+      [replace({ start: 0, end: 1, newText: '' })],
+      {},
+    ),
+  ];
+}
+
 export const codeActionsFeature: Feature = {
   capabilities: {
     codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.SourceFixAll] },
   },
   register(context) {
-    context.connection.onCodeAction(async ({ textDocument, context: { diagnostics, only } }): Promise<CodeAction[]> => {
-      const wantsQuickFixes = wanted(only, CodeActionKind.QuickFix);
-      const wantsFixAll = wanted(only, CodeActionKind.SourceFixAll);
-      if (!wantsQuickFixes && !wantsFixAll) return [];
-      const settings = await context.settingsFor(textDocument.uri);
-      // Read after the settings: the document may have changed meanwhile, and only its current text is edited.
-      const open = analysisOf(context, textDocument.uri);
-      const root = open?.analysis.model.root;
-      if (open === undefined || root === undefined) return [];
-      const scope: Scope = {
-        ...open,
-        style: documentStyle(open.analysis.document.text, root),
-        knownCapabilities: knownCapabilities(settings.providers),
-      };
-      const actions = wantsQuickFixes ? quickFixes(scope, diagnostics) : [];
-      if (wantsFixAll) {
-        const all = preferredFixes(scope, () => true);
-        if (all.length > 0) {
-          actions.push(
-            action(scope, `Fix all problems in this file (${all.length})`, CodeActionKind.SourceFixAll, all.flat(), {}),
-          );
+    context.connection.onCodeAction(
+      async ({ textDocument, range, context: { diagnostics, only } }): Promise<CodeAction[]> => {
+        const wantsQuickFixes = wanted(only, CodeActionKind.QuickFix);
+        const wantsFixAll = wanted(only, CodeActionKind.SourceFixAll);
+        if (!wantsQuickFixes && !wantsFixAll) return [];
+        const settings = await context.settingsFor(textDocument.uri);
+        // Read after the settings: the document may have changed meanwhile, and only its current text is edited.
+        const open = analysisOf(context, textDocument.uri);
+        const root = open?.analysis.model.root;
+        if (open === undefined || root === undefined) return [];
+        const scope: Scope = {
+          ...open,
+          style: documentStyle(open.analysis.document.text, root),
+          knownCapabilities: knownCapabilities(settings.providers),
+        };
+        const actions = wantsQuickFixes ? quickFixes(scope, diagnostics) : [];
+        if (wantsQuickFixes && range.start.line === 0) actions.push(...removeByteOrderMark(scope));
+        if (wantsFixAll) {
+          const all = preferredFixes(scope, () => true);
+          if (all.length > 0) {
+            actions.push(
+              action(
+                scope,
+                `Fix all problems in this file (${all.length})`,
+                CodeActionKind.SourceFixAll,
+                all.flat(),
+                {},
+              ),
+            );
+          }
         }
-      }
-      return actions;
-    });
+        return actions;
+      },
+    );
   },
 };

@@ -3,6 +3,7 @@
 import { type Edit, type Range as Span, ScanError, SyntaxKind, createScanner, format } from 'jsonc-parser';
 import type { FormattingOptions, Range, TextEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
+import { MAX_NESTING } from '../dag/nesting';
 import { spanRange } from '../protocol/ranges';
 import { type Feature, analysisOf } from './feature';
 
@@ -87,6 +88,9 @@ function formattingEdits(document: TextDocument, options: FormattingOptions, ran
           length: document.offsetAt(range.end) - document.offsetAt(range.start),
         };
   const { openStringEnds, depth } = scanTokens(text);
+  // Indented, a nest's text grows with the square of its depth (20,000 levels: 800 million blanks, and the server's
+  // heap gone); nesting past the limit is an error of its own, which formatting would not fix.
+  if (depth > MAX_NESTING) return [];
   const edits = format(text, span, {
     tabSize: options.tabSize,
     insertSpaces: options.insertSpaces,

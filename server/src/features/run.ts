@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { type CancellationToken, ErrorCodes, LSPErrorCodes, ResponseError } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { analyzeDag } from '../dag/analyze';
+import { type FileText, analyzeFileText, decodeFileText } from '../fileText';
 import {
   type CancelRunArguments,
   type CancelTaskArguments,
@@ -25,9 +25,10 @@ import {
   type RunRefusedData,
 } from '../protocol/run';
 import { createConnector } from '../run/connect';
+import { runSecrets } from '../run/redaction';
 import { startRun } from '../run/executor';
-import { StoredOutput, jsonSizeWithin } from '../run/outputStore';
-import type { TaskOutput } from '../run/protocol';
+import { StoredOutput, jsonSizeWithin, outputMemoryFromEnvironment } from '../run/outputStore';
+import { type TaskOutput, messageOf } from '../run/protocol';
 import type { DagRun, RunEvent, RunReport, TaskReport } from '../run/types';
 import { DurableRuns, engineUrlOf } from './durableRuns';
 import type { Feature, FeatureContext } from './feature';
@@ -75,14 +76,17 @@ function argumentOf<T>(args: readonly unknown[] | undefined, required: readonly 
 async function analysisFor(context: FeatureContext, uri: string) {
   const open = context.documents.get(uri);
   if (open !== undefined) return { document: open, analysis: context.analyses.get(open) };
-  let text: string;
+  let file: FileText;
   try {
-    text = await readFile(fileURLToPath(uri), 'utf8');
+    file = decodeFileText(await readFile(fileURLToPath(uri)));
   } catch (error) {
     throw new ResponseError(ErrorCodes.InvalidParams, `cannot read ${uri}: ${(error as Error).message}`);
   }
   const { limits } = await context.settingsFor(uri);
-  return { document: TextDocument.create(uri, 'acmp-dag', 0, text), analysis: analyzeDag(text, { limits }) };
+  return {
+    document: TextDocument.create(uri, 'acmp-dag', 0, file.text),
+    analysis: analyzeFileText(file, { limits }),
+  };
 }
 
 /** A batch goes out once its first event is this old, even if the turn of the event loop goes on. */
@@ -212,10 +216,13 @@ async function runDag(
       ? startRun(analysis, {
           providers: settings.providers,
           connect: createConnector({ tokens: argument.tokens ?? {} }),
+          // What the editor gets of outputs and errors: without the tokens, whoever echoed them.
+          secrets: runSecrets(settings.providers, argument.tokens ?? {}),
           policy,
           maxConcurrency,
           ...(argument.runId === undefined ? {} : { runId: argument.runId }),
           ...reuse,
+          ...outputMemoryOption(),
           onEvent,
         })
       : // The engine's workers run it with their own providers and tokens: none of the editor's are sent.
@@ -277,3 +284,12 @@ export const runFeature: Feature = {
     });
   },
 };
+
+/** ACMP_RUN_MEMORY_BUDGET_BYTES of the server's environment as a run option; a wrong value refuses the run. */
+function outputMemoryOption(): { outputMemoryBytes?: number } {
+  try {
+    return outputMemoryFromEnvironment();
+  } catch (error) {
+    throw new ResponseError(LSPErrorCodes.RequestFailed, messageOf(error));
+  }
+}

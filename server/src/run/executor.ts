@@ -13,6 +13,7 @@ import { type CompletionFacts, type MachineCommands, RunMachine, type TerminalSt
 import { OutputStore } from './outputStore';
 import { Deadlines } from './deadlines';
 import { checkProof } from './proof';
+import { Redactor } from './redaction';
 import {
   ACMP_ERRORS,
   AcmpError,
@@ -172,6 +173,8 @@ class Run implements MachineCommands {
   /** Whether anyone listens to events: without a listener, none is made. */
   private readonly listening: boolean;
   readonly outputs: OutputStore;
+  /** What events and the report show of outputs and errors: without the run's tokens. */
+  private readonly redactor: Redactor;
   /** An upstream output for an input, by task id (one function for every task's input, not a closure each). */
   private readonly readOutput = (taskId: string): TaskOutput => this.outputs.read(taskId);
 
@@ -185,6 +188,7 @@ class Run implements MachineCommands {
     this.attempts = positiveInteger(options.attempts, DEFAULT_ATTEMPTS);
     this.backoffMs = Math.max(0, options.backoffMs ?? DEFAULT_BACKOFF_MS);
     this.outputs = new OutputStore(options.outputMemoryBytes);
+    this.redactor = new Redactor(options.secrets ?? []);
     // Fresh wire ids per run, so a provider's idempotency cache never answers from an earlier run (design.md §5), and
     // a random tag rather than the run id: Layer 1 wants them globally unique, and a client may choose run ids that
     // share a prefix (`session-run-1`, `session-run-2`) or that another buyer of the same provider uses too.
@@ -293,7 +297,7 @@ class Run implements MachineCommands {
           task_id: this.model.tasks[index]!.id!,
           state,
           ...(providerId === undefined ? {} : { provider_id: providerId }),
-          ...(error === undefined ? {} : { error }),
+          ...(error === undefined ? {} : { error: this.redactor.value(error) }),
         },
         this.machine.finishTimeOf(index),
       );
@@ -571,8 +575,12 @@ class Run implements MachineCommands {
     task.liveness?.refresh();
     const first = sequencer.delivered.length === 0;
     for (const next of sequencer.accept(chunk)) {
-      this.emit({ type: 'chunk', task_id: task.id, seq: next.seq, final: next.final, chunk: next.chunk });
+      const chunk = this.redactor.value(next.chunk);
+      this.emit({ type: 'chunk', task_id: task.id, seq: next.seq, final: next.final, chunk });
       task.chunkListeners?.forEach((listener) => listener(next));
+    }
+    if (sequencer.overflow !== undefined) {
+      return this.fail(task, internalError(`provider "${this.machine.providerOf(task.index)}": ${sequencer.overflow}`));
     }
     if (first && sequencer.delivered.length > 0) {
       for (const target of this.machine.streamTargetsOf(task.index)) void this.goLive(task, target);
@@ -656,13 +664,14 @@ class Run implements MachineCommands {
     this.deadlines.clear();
     await Promise.all(this.sends);
     await this.pool.closeAll();
-    const report = this.machine.report({
+    const made = this.machine.report({
       runId: this.id,
       finishedAt,
       outputOf: (task) => this.outputs.reported(this.model.tasks[task]!.id!),
       wireTaskId: (task) => `${this.model.tasks[task]!.id!}-${this.runTag}`,
       streamedEdges: this.streamedEdges,
     });
+    const report = this.redactor.report(made);
     this.emit({ type: 'run-finished', report });
     this.resolveDone(report);
   }

@@ -1,5 +1,6 @@
 // The largest message a provider may send: what one read of stdio, one WebSocket frame or one HTTP answer (an SSE
-// event, or a whole JSON body) may hold before the connection is given up instead of buffering without end.
+// event, or a whole other body, an error answer's included) may hold before the connection is given up instead of
+// buffering without end.
 
 /** The MCP SDK's stdio default, kept for every transport so that a provider behaves the same over each. */
 export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -14,15 +15,15 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /**
- * A fetch whose successful answers stop with an error once a message in them exceeds `limit` bytes: an SSE event
- * (the bytes since the last blank line) or a whole other body. `onExceeded` is told first, for the SDK passes body
- * errors on only as text.
+ * A fetch whose answers stop with an error once a message in them exceeds `limit` bytes: an SSE event of a successful
+ * answer (the bytes since the last blank line), or a whole other body, an error answer's included (the SDK reads that
+ * whole to quote it). `onExceeded` is told first, for the SDK passes body errors on only as text.
  */
 export function limitedFetch(limit: number, onExceeded: () => void): typeof fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
-    if (!response.ok || response.body === null) return response;
-    const perEvent = response.headers.get('content-type')?.includes('text/event-stream') === true;
+    if (response.body === null) return response;
+    const perEvent = response.ok && response.headers.get('content-type')?.includes('text/event-stream') === true;
     let messageBytes = 0;
     let lineBytes = 0;
     const count = (chunk: Uint8Array): void => {

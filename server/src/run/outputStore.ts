@@ -11,6 +11,20 @@ import type { TaskOutput } from './protocol';
 export const DEFAULT_OUTPUT_MEMORY_BYTES = 32 * 1024 * 1024;
 
 /**
+ * The run option of ACMP_RUN_MEMORY_BUDGET_BYTES, the bytes of outputs a run of the CLI or the language server keeps
+ * in memory; none when it is not set; an Error naming it when it is not a whole number.
+ */
+export function outputMemoryFromEnvironment(): { outputMemoryBytes?: number } {
+  const value = process.env.ACMP_RUN_MEMORY_BUDGET_BYTES;
+  if (value === undefined || value === '') return {};
+  const bytes = Number(value);
+  if (!Number.isInteger(bytes) || bytes < 0) {
+    throw new Error(`ACMP_RUN_MEMORY_BUDGET_BYTES needs a whole number of bytes, not "${value}"`);
+  }
+  return { outputMemoryBytes: bytes };
+}
+
+/**
  * An output kept on disk. Its `data` is read from the file at each access (keep the result rather than ask again);
  * JSON.stringify reads it whole through toJSON, and `writeJson` (jsonText.ts) copies its text without reading it.
  */
@@ -27,7 +41,12 @@ export class StoredOutput implements TaskOutput, JsonFileRef {
   }
 
   read(): TaskOutput {
-    return JSON.parse(readFileSync(this.path, 'utf8')) as TaskOutput;
+    return JSON.parse(this.text()) as TaskOutput;
+  }
+
+  /** Its JSON text. */
+  text(): string {
+    return readFileSync(this.path, 'utf8');
   }
 
   toJSON(): TaskOutput {

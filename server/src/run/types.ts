@@ -105,6 +105,8 @@ export interface TaskReport {
    * size as JSON, roughly. The run's `result` leaves it out too.
    */
   readonly output_not_sent_bytes?: number;
+  /** The output shown has the run's tokens blanked out (redaction.ts): it is not what the provider sent. */
+  readonly output_redacted?: true;
   /** Protocol violations the provider committed (e.g. cost above max_price_cu). */
   readonly violations?: readonly string[];
 }
@@ -150,6 +152,11 @@ export interface RunOptions {
    * from it instead of from the analysis's document, which would index the offsets of a clean file for the run alone.
    */
   readonly plainTasks?: readonly unknown[];
+  /**
+   * The bearer tokens the run sends (redaction.ts `runSecrets`): blanked out of the outputs and errors its events and
+   * report show, while downstream tasks get the outputs as sent.
+   */
+  readonly secrets?: readonly string[];
 }
 
 /** A run in progress. */

@@ -50,8 +50,8 @@ export function createAcmpServer(provider: ServedProvider): Server {
   return server;
 }
 
-/** Serves the built-in provider on stdin/stdout until stdin ends. */
-export async function serveStdio(): Promise<void> {
+/** Serves the built-in provider on stdin/stdout until stdin ends or `stop` is aborted. */
+export async function serveStdio(stop?: AbortSignal): Promise<void> {
   const provider = new BuiltinProvider();
   const server = createAcmpServer(provider);
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
@@ -63,6 +63,7 @@ export async function serveStdio(): Promise<void> {
   await server.connect(new StdioServerTransport());
   // The SDK's stdio transport does not watch for the end of stdin: the buyer closing it ends the session.
   process.stdin.once('end', () => void server.close());
+  stop?.addEventListener('abort', () => void server.close(), { once: true });
   await closed;
   provider.close();
 }
@@ -73,11 +74,33 @@ export interface HttpProviderServer {
   close(): Promise<void>;
 }
 
+/**
+ * Sessions open at once by default: more than the buyers of one machine keep, few enough that a buyer opening session
+ * after session cannot make the server grow (each costs some 60 KB).
+ */
+export const DEFAULT_MAX_SESSIONS = 100;
+/** How long a session may go without a request by default before it is ended: its buyer went away without a word. */
+export const DEFAULT_SESSION_IDLE_MS = 5 * 60_000;
+
 export interface ServeHttpOptions {
   /** When set, every request needs `Authorization: Bearer <token>` (Layer 1 §5.1). */
   readonly token?: string;
   /** Served instead of a new built-in provider. */
   readonly provider?: ServedProvider;
+  /** Sessions open at once; a new one beyond them is refused (503) until one ends. */
+  readonly maxSessions?: number;
+  /** A session with no request open for this long is ended (its Server and transport released). */
+  readonly sessionIdleMs?: number;
+}
+
+/** A buyer's MCP session: its own Server and transport, on the provider all sessions share. */
+interface Session {
+  readonly server: Server;
+  readonly transport: StreamableHTTPServerTransport;
+  /** Its requests whose answers are still open: an invoke running, a stream of notifications held. */
+  openRequests: number;
+  /** Ends the session once it has been idle for the timeout. */
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
@@ -88,16 +111,60 @@ function refuse(response: ServerResponse, status: number, message: string, heade
     .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
-/** Serves the built-in provider over Streamable HTTP at `/mcp`; port 0 picks a free port. */
+/**
+ * Serves the built-in provider over Streamable HTTP at `/mcp`; port 0 picks a free port. Sessions are bounded in number
+ * and end when idle: a new session beyond the bound is refused rather than one in use ended, for a refusal tells the
+ * newcomer why and costs the buyers at work nothing, and the bound frees itself as idle sessions time out.
+ */
 export async function serveHttp(
   port: number,
   host = '127.0.0.1',
-  { token, provider = new BuiltinProvider() }: ServeHttpOptions = {},
+  {
+    token,
+    provider = new BuiltinProvider(),
+    maxSessions = DEFAULT_MAX_SESSIONS,
+    sessionIdleMs = DEFAULT_SESSION_IDLE_MS,
+  }: ServeHttpOptions = {},
 ): Promise<HttpProviderServer> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new Map<string, Session>();
+  /** Sessionless requests being handled: each may open a session, so each holds a place under the bound. */
+  let opening = 0;
   const expected = token === undefined ? undefined : sha256(`Bearer ${token}`);
   const authority = host.includes(':') ? `[${host}]` : host;
   let allowedHosts: readonly string[] = [];
+
+  /** Hands a request to its session, which counts as busy until the answer is done, then idle. */
+  function serveIn(session: Session, request: IncomingMessage, response: ServerResponse): Promise<void> {
+    session.openRequests++;
+    clearTimeout(session.idleTimer);
+    response.once('close', () => {
+      session.openRequests--;
+      const { sessionId } = session.transport;
+      if (session.openRequests > 0 || sessionId === undefined || sessions.get(sessionId) !== session) return;
+      session.idleTimer = setTimeout(() => void session.server.close(), sessionIdleMs);
+      session.idleTimer.unref();
+    });
+    return session.transport.handleRequest(request, response);
+  }
+
+  /** A request without a session: an `initialize` opens one, anything else is answered and leaves nothing behind. */
+  async function openSession(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const server = createAcmpServer(provider);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => void sessions.set(id, session),
+    });
+    const session: Session = { server, transport, openRequests: 0, idleTimer: undefined };
+    transport.onclose = () => {
+      clearTimeout(session.idleTimer);
+      if (transport.sessionId !== undefined && sessions.get(transport.sessionId) === session) {
+        sessions.delete(transport.sessionId);
+      }
+    };
+    await server.connect(transport);
+    await serveIn(session, request, response);
+    if (transport.sessionId === undefined) await server.close();
+  }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     // A page the browser loaded from another site may reach 127.0.0.1 by DNS rebinding: its Host header gives it away.
@@ -111,19 +178,21 @@ export async function serveHttp(
     if (typeof sessionId === 'string') {
       const session = sessions.get(sessionId);
       if (session === undefined) return refuse(response, 404, 'Session not found');
-      return session.handleRequest(request, response);
+      return serveIn(session, request, response);
     }
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id) => void sessions.set(id, transport),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await createAcmpServer(provider).connect(transport);
-    await transport.handleRequest(request, response);
-    // A first request that was not `initialize` opened no session: nothing keeps its transport.
-    if (transport.sessionId === undefined) await transport.close();
+    if (sessions.size + opening >= maxSessions) {
+      return refuse(
+        response,
+        503,
+        `Service unavailable: ${maxSessions} sessions are open, the most this server keeps; retry when one has ended`,
+      );
+    }
+    opening++;
+    try {
+      await openSession(request, response);
+    } finally {
+      opening--;
+    }
   }
 
   const server = createServer((request, response) => {
@@ -144,7 +213,7 @@ export async function serveHttp(
   return {
     url: `http://${authority}:${actualPort}/mcp`,
     async close() {
-      await Promise.all(Array.from(sessions.values(), (session) => session.close()));
+      await Promise.all(Array.from(sessions.values(), (session) => session.server.close()));
       provider.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
