@@ -4,10 +4,9 @@
 // behind.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { Agent, type IncomingMessage, type ServerResponse, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { join, resolve } from 'node:path';
@@ -16,20 +15,17 @@ import { garbageCollector } from '../../server/src/idleCollection';
 import { DEFAULT_MAX_SESSIONS, serveHttp } from '../../server/src/run/builtin/serve';
 import type { RunReport } from '../../server/src/run/types';
 import { INITIALIZE_RESULT } from '../fixtures/providers/jsonRpcLines';
+import { scratchFolder } from '../support/durable';
 import { peakMemoryBytes, peakMemoryFlags } from '../support/peakMemory';
 
 const CLI = process.env.ACMP_CLI_BUNDLE ?? resolve(__dirname, '../../dist/cli.js');
 const FIXTURES = resolve(__dirname, '../fixtures/providers');
 const MB = 1024 * 1024;
 
-const scratch = mkdtempSync(join(tmpdir(), 'acmp-limits-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-
-function writeJson(name: string, value: unknown): string {
-  const file = join(scratch, name);
-  writeFileSync(file, JSON.stringify(value, null, 2));
-  return file;
-}
+const folder = scratchFolder('acmp-limits-');
+after(() => folder.remove());
+const scratch = folder.path;
+const writeJson = (name: string, value: unknown): string => folder.file(name, value);
 
 interface Finished {
   readonly code: number | null;

@@ -40,6 +40,20 @@ const SLOW_DAG = JSON.stringify({
   ],
 });
 
+/** The built-in provider, and one that never answers for SLOW_DAG's slow-thing. */
+const SLOW_PROVIDERS = {
+  providers: [
+    { id: 'local', transport: 'builtin' },
+    {
+      id: 'stuck',
+      transport: 'stdio',
+      command: process.execPath,
+      args: ['--import', 'tsx', NEVER_ANSWERS],
+      capabilities: ['slow-thing'],
+    },
+  ],
+};
+
 describe('running DAGs over LSP', () => {
   let session: LspSession;
   const events: RunEventParams[] = [];
@@ -47,18 +61,7 @@ describe('running DAGs over LSP', () => {
   let counter = 0;
 
   before(async () => {
-    session = await startLspSession({
-      providers: [
-        { id: 'local', transport: 'builtin' },
-        {
-          id: 'stuck',
-          transport: 'stdio',
-          command: process.execPath,
-          args: ['--import', 'tsx', NEVER_ANSWERS],
-          capabilities: ['slow-thing'],
-        },
-      ],
-    });
+    session = await startLspSession(SLOW_PROVIDERS);
     session.connection.onNotification(RUN_EVENTS_NOTIFICATION, (params: RunEventsParams) => batches.push(params));
     session.connection.onNotification(RUN_EVENT_NOTIFICATION, (params: RunEventParams) => {
       events.push(params);
@@ -300,21 +303,9 @@ describe('a language server stopped by a signal', () => {
       const temporary = mkdtempSync(join(tmpdir(), 'acmp-lsp-signal-'));
       try {
         // No memory for outputs: task_first's goes to a folder under TMPDIR at once.
-        const session = await startLspSession(
-          {
-            providers: [
-              { id: 'local', transport: 'builtin' },
-              {
-                id: 'stuck',
-                transport: 'stdio',
-                command: process.execPath,
-                args: ['--import', 'tsx', NEVER_ANSWERS],
-                capabilities: ['slow-thing'],
-              },
-            ],
-          },
-          { env: { TMPDIR: temporary, ACMP_RUN_MEMORY_BUDGET_BYTES: '0' } },
-        );
+        const session = await startLspSession(SLOW_PROVIDERS, {
+          env: { TMPDIR: temporary, ACMP_RUN_MEMORY_BUDGET_BYTES: '0' },
+        });
         const slowRunning = new Promise<void>((seen) =>
           session.connection.onNotification(RUN_EVENT_NOTIFICATION, ({ event }: RunEventParams) => {
             if (event.type === 'task-state' && event.task_id === 'task_slow' && event.state === 'running') seen();

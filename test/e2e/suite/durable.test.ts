@@ -1,4 +1,4 @@
-// Durable runs in a real VS Code (issue 17). The folder's `acmp.engine.url` names a Restate engine the runner started
+// Durable runs in a real VS Code. The folder's `acmp.engine.url` names a Restate engine the runner started
 // (run.ts) with a worker and the counting provider, whose `hold` tasks answer when the runner is asked to release
 // them. A run started from the CLI appears in the ACMP Runs view, marked durable, and is followed live to its end; a
 // second one is left running and the window reloaded (`workbench.action.reloadWindow`): VS Code then calls this entry
@@ -75,7 +75,7 @@ suite('Durable runs on a Restate engine', () => {
   suiteSetup(async () => {
     assert.ok(stateFile, 'ACMP_E2E_DURABLE_STATE is not set (npm run test:e2e)');
     engine = vscode.workspace.getConfiguration('acmp').get<string>('engine.url') ?? '';
-    assert.match(engine, /^http:\/\/127\.0\.0\.1:\d+$/, 'the folder names the engine the runner started');
+    assert.match(engine, /^unix:\/.*\/ingress\.sock$/, 'the folder names the engine the runner started');
     api = await extension().activate();
   });
 
