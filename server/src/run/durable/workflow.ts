@@ -20,6 +20,7 @@ import { type JournaledOutput, isJournaledOutput, isOutputRef, keepRunOutputs, r
 import {
   type ControlAnswer,
   type ControlRequest,
+  INDEX_KEY,
   type EventsPage,
   OUTPUT_SERVICE,
   type OutputPiece,
@@ -38,6 +39,8 @@ export interface WorkerContext {
   readonly pool: ProviderPool;
   readonly storeDir: string;
   readonly journalLimitBytes: number;
+  /** How long the engine keeps a run after its end, and lists it (RUN_RETENTION_MS unless a test shortens it). */
+  readonly runRetentionMs?: number;
 }
 
 /** Events that make a batch of the log at once, and how long the first of a smaller batch waits for more. */
@@ -108,6 +111,11 @@ const runIndex = restate.object({
       async (ctx: restate.ObjectSharedContext, runId: string): Promise<RunIndexEntry | null> =>
         ctx.get<RunIndexEntry>(`run.${runId}`),
     ),
+    /** A run the engine no longer keeps leaves the index too (sent by the run at its end, delayed). */
+    remove: (ctx: restate.ObjectContext, runId: string): Promise<void> => {
+      ctx.clear(`run.${runId}`);
+      return Promise.resolve();
+    },
   },
 });
 
@@ -164,7 +172,7 @@ export function durableServices(worker: WorkerContext) {
       inactivityTimeout: { minutes: 10 },
       abortTimeout: { hours: 1 },
       // The output store keeps a run's stored outputs as long (outputStore.ts sweeps them after it).
-      workflowRetention: RUN_RETENTION_MS,
+      workflowRetention: worker.runRetentionMs ?? RUN_RETENTION_MS,
     },
   });
   return [runWorkflow, runControl, runIndex, outputs];
@@ -362,6 +370,10 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   // Aborted steps end at once; their outcomes change nothing, but the invocation may not end with steps open.
   if (abandoned.length > 0) await restate.RestatePromise.allSettled(abandoned);
   ctx.objectSendClient(runControl, runId).close();
+  // The engine forgets the run its retention after its end: `runs` must not list it after.
+  ctx
+    .objectSendClient(runIndex, INDEX_KEY)
+    .remove(runId, restate.rpc.sendOpts({ delay: { milliseconds: worker.runRetentionMs ?? RUN_RETENTION_MS } }));
   // Outside a step (no journal entry): it only puts off the sweep of the outputs the report refers to, and doing it
   // again on a replay does no harm.
   keepRunOutputs(worker.storeDir, runId, outputs);

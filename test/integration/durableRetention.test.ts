@@ -1,0 +1,70 @@
+// A durable run leaves the engine's run index when the engine forgets the run: a real server from node_modules, the
+// workflow served from this process with the retention shortened to seconds (a day otherwise).
+import '../../server/src/run/durable/withResolvers';
+import { createEndpointHandler } from '@restatedev/restate-sdk';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { after, before, describe, test } from 'node:test';
+import { analyzeDag } from '../../server/src/dag/analyze';
+import { connectProvider } from '../../server/src/run/connect';
+import { startDurableRun } from '../../server/src/run/durable/durableRun';
+import { EngineClient } from '../../server/src/run/durable/engineClient';
+import { engineRequest, parseEngineAddress } from '../../server/src/run/durable/engineHttp';
+import { DEFAULT_JOURNAL_OUTPUT_BYTES } from '../../server/src/run/durable/outputStore';
+import { durableServices } from '../../server/src/run/durable/workflow';
+import { ProviderPool } from '../../server/src/run/routing';
+import { ROOT, TestEngine, scratchFolder } from '../support/durable';
+
+const RETENTION_MS = 2_000;
+
+describe('the run index forgets a run with the engine', { timeout: 60_000 }, () => {
+  const scratch = scratchFolder('acmp-durable-retention-');
+  let engine: TestEngine;
+  process.env.RESTATE_LOGGING ??= 'WARN';
+  const pool = new ProviderPool([{ id: 'builtin', transport: 'builtin' }], connectProvider);
+  const server = createServer();
+
+  before(async () => {
+    engine = await TestEngine.start(`${scratch.path}/engine`);
+    const services = durableServices({
+      pool,
+      storeDir: `${scratch.path}/outputs`,
+      journalLimitBytes: DEFAULT_JOURNAL_OUTPUT_BYTES,
+      runRetentionMs: RETENTION_MS,
+    });
+    server.on('request', createEndpointHandler({ services, identityKeys: [engine.identityKey] }));
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+    const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const registered = await engineRequest(parseEngineAddress(engine.admin), 'deployments', {
+      body: JSON.stringify({ uri, force: true }),
+    });
+    assert.ok(registered.status === 200 || registered.status === 201, registered.text);
+  });
+  after(async () => {
+    await engine?.stop();
+    server.close();
+    await pool.closeAll();
+    scratch.remove();
+  });
+
+  test('listed while the engine keeps it, gone from `runs` once the engine forgot it', async () => {
+    const client = new EngineClient(engine.ingress);
+    const text = readFileSync(join(ROOT, 'examples/text-pipeline.acmp-dag.json'), 'utf8');
+    const run = await startDurableRun(client, analyzeDag(text), {});
+    assert.equal((await run.done).status, 'completed');
+    assert.ok(
+      (await client.list()).some((entry) => entry.run_id === run.runId),
+      'listed after its end',
+    );
+    // Nothing tells a client that the engine forgot a run: the index is asked again until it has (a bounded wait).
+    let listed = true;
+    for (const deadline = Date.now() + 30_000; listed && Date.now() < deadline; await delay(250)) {
+      listed = (await client.list()).some((entry) => entry.run_id === run.runId);
+    }
+    assert.equal(listed, false, 'still listed long after the retention');
+  });
+});
