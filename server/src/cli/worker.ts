@@ -16,6 +16,7 @@ import {
   sweepOutputStore,
 } from '../run/durable/outputStore';
 import { durableServices } from '../run/durable/workflow';
+import { runSecrets } from '../run/redaction';
 import { ProviderPool } from '../run/routing';
 import { EngineUnreachable, engineRequest, parseEngineAddress } from '../run/durable/engineHttp';
 import { addressOption, adminUrlFor, engineOption, identityKeyFor } from './engineUrl';
@@ -73,7 +74,7 @@ export async function workerCommand(args: string[]): Promise<number> {
   // The SDK logs each invocation's start and end at INFO: a worker serving 10,000s of steps says only what is wrong.
   process.env.RESTATE_LOGGING ??= 'WARN';
   const handler = createEndpointHandler({
-    services: durableServices({ pool, storeDir, journalLimitBytes: journalLimit() }),
+    services: durableServices({ pool, storeDir, journalLimitBytes: journalLimit(), secrets: runSecrets(providers) }),
     identityKeys: [identityKey],
   });
   const server = createServer(handler);

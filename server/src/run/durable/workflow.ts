@@ -14,6 +14,7 @@ import type { ProviderConfig } from '../../protocol/settings';
 import { type InputResolution, resolveInput } from '../inputs';
 import { type MachineCommand, RunMachine, recordCommands } from '../machine';
 import { type TaskError, type TaskOutput, messageOf } from '../protocol';
+import { Redactor } from '../redaction';
 import type { ProviderPool } from '../routing';
 import type { RunEvent, RunReport, TaskState } from '../types';
 import { type JournaledOutput, isJournaledOutput, isOutputRef, keepRunOutputs, readOutputText } from './outputStore';
@@ -41,6 +42,8 @@ export interface WorkerContext {
   readonly journalLimitBytes: number;
   /** How long the engine keeps a run after its end, and lists it (RUN_RETENTION_MS unless a test shortens it). */
   readonly runRetentionMs?: number;
+  /** The tokens the worker's providers get (redaction.ts `runSecrets`): blanked out of the reports it returns. */
+  readonly secrets?: readonly string[];
 }
 
 /** Events that make a batch of the log at once, and how long the first of a smaller batch waits for more. */
@@ -388,7 +391,8 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   // The log says the run ended and how; the report itself, outputs and all, is the workflow's result.
   log.add({ type: 'run-finished', report: { ...report, tasks: [], result: {} } }, finishedAt);
   log.flush(report.status);
-  return report;
+  // Downstream tasks had the outputs as sent (the journal keeps them so); whoever reads the report sees no token.
+  return new Redactor(worker.secrets ?? []).report(report);
 }
 
 /** Whether `task`'s input reads outputs that are in the store (their references are in the journal). */

@@ -1,8 +1,10 @@
-// A durable run leaves the engine's run index when the engine forgets the run: a real server from node_modules, the
-// workflow served from this process with the retention shortened to seconds (a day otherwise).
+// What a worker's runs leave behind, with a real server from node_modules and the workflow served from this process
+// (the retention shortened to seconds; a day otherwise): a run leaves the engine's run index when the engine forgets
+// it, and its report shows no token of the worker's providers, though the downstream task got the output as sent.
 import '../../server/src/run/durable/withResolvers';
 import { createEndpointHandler } from '@restatedev/restate-sdk';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -16,16 +18,33 @@ import { EngineClient } from '../../server/src/run/durable/engineClient';
 import { engineRequest, parseEngineAddress } from '../../server/src/run/durable/engineHttp';
 import { DEFAULT_JOURNAL_OUTPUT_BYTES } from '../../server/src/run/durable/outputStore';
 import { durableServices } from '../../server/src/run/durable/workflow';
+import type { ProviderConfig } from '../../server/src/protocol/settings';
+import { runSecrets } from '../../server/src/run/redaction';
 import { ProviderPool } from '../../server/src/run/routing';
 import { ROOT, TestEngine, scratchFolder } from '../support/durable';
 
 const RETENTION_MS = 2_000;
+const TOKEN_ENV = 'ACMP_DURABLE_WORKER_TEST_TOKEN';
+const TOKEN = `acmp_tok_worker_${randomUUID()}`;
 
-describe('the run index forgets a run with the engine', { timeout: 60_000 }, () => {
-  const scratch = scratchFolder('acmp-durable-retention-');
+const PROVIDERS: ProviderConfig[] = [
+  { id: 'builtin', transport: 'builtin' },
+  {
+    id: 'tokens',
+    transport: 'stdio',
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ROOT, 'test/fixtures/providers/quotes-token.ts')],
+    capabilities: ['token-echo', 'token-check'],
+    tokenEnv: TOKEN_ENV,
+  },
+];
+
+describe("a worker's runs", { timeout: 60_000 }, () => {
+  const scratch = scratchFolder('acmp-durable-worker-');
   let engine: TestEngine;
   process.env.RESTATE_LOGGING ??= 'WARN';
-  const pool = new ProviderPool([{ id: 'builtin', transport: 'builtin' }], connectProvider);
+  process.env[TOKEN_ENV] = TOKEN;
+  const pool = new ProviderPool(PROVIDERS, connectProvider);
   const server = createServer();
 
   before(async () => {
@@ -35,6 +54,7 @@ describe('the run index forgets a run with the engine', { timeout: 60_000 }, () 
       storeDir: `${scratch.path}/outputs`,
       journalLimitBytes: DEFAULT_JOURNAL_OUTPUT_BYTES,
       runRetentionMs: RETENTION_MS,
+      secrets: runSecrets(PROVIDERS),
     });
     server.on('request', createEndpointHandler({ services, identityKeys: [engine.identityKey] }));
     await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
@@ -49,6 +69,27 @@ describe('the run index forgets a run with the engine', { timeout: 60_000 }, () 
     server.close();
     await pool.closeAll();
     scratch.remove();
+  });
+
+  test('a token a provider echoes in its output is blanked out of the report, not out of the downstream input', async () => {
+    const dag = JSON.stringify({
+      dag_id: 'dag_worker_tokens',
+      tasks: [
+        { task_id: 'task_echo', capability: 'token-echo', input: { type: 'text', data: 'echo' } },
+        { task_id: 'task_check', capability: 'token-check', input: { source: { from_task: 'task_echo' } } },
+      ],
+      edges: [{ from: 'task_echo', to: 'task_check' }],
+    });
+    const run = await startDurableRun(new EngineClient(engine.ingress), analyzeDag(dag), {});
+    const report = await run.done;
+    const echo = report.tasks.find((task) => task.task_id === 'task_echo')!;
+    assert.deepEqual(echo.output, {
+      type: 'json',
+      data: { echoed: 'Bearer [token]', '[token]': 'as a key', nested: [['[token]']] },
+    });
+    assert.equal(echo.output_redacted, true);
+    assert.deepEqual(report.result.task_check, { type: 'text', data: 'input held the token' });
+    assert.ok(!JSON.stringify(report).includes(TOKEN));
   });
 
   test('listed while the engine keeps it, gone from `runs` once the engine forgot it', async () => {
