@@ -1,10 +1,11 @@
 // The extension's commands: what each takes from where it is invoked (a file, a tree node, nothing) and whom it asks.
 import { type Disposable, Uri, commands, window, workspace } from 'vscode';
-import type { TaskOutput } from '../../server/src/run/protocol';
+import type { TaskOutput } from '../../server/src/protocol/report';
+import type { RunSnapshot } from './runSnapshot';
 import { taskIdRanges } from './declarations';
 import type { RunNode, TaskNode } from './runTree';
 import type { Runner } from './runner';
-import type { RunSnapshot, RunsModel } from './runs';
+import type { RunsModel } from './runs';
 import { runReportUri, taskOutputUri } from './taskOutput';
 import type { ProviderTokens } from './tokens';
 

@@ -7,6 +7,7 @@ import {
   type RunEventParams,
   type RunEventsParams,
 } from '../../server/src/protocol/run';
+import type { RunSnapshot } from './runSnapshot';
 import { RunCodeLensProvider } from './codeLens';
 import { registerCommands } from './commands';
 import { RunDecorations } from './decorations';
@@ -16,7 +17,7 @@ import { createLanguageClient } from './languageClient';
 import { RunLog } from './runLog';
 import { createRunTree } from './runTree';
 import { Runner } from './runner';
-import { type RunSnapshot, type RunsChange, RunsModel } from './runs';
+import { type RunsChange, RunsModel } from './runs';
 import { createRunStatusBarItem } from './statusBar';
 import { runsStore } from './storedRuns';
 import { RUN_REPORT_SCHEME, RunReportProvider, TASK_OUTPUT_SCHEME, TaskOutputProvider } from './taskOutput';

@@ -1,7 +1,7 @@
 // How runs and tasks look: state icons, colours and one-line summaries, shared by the tree, the editor and the log.
 import { ThemeColor, ThemeIcon } from 'vscode';
-import type { RunStatus, TaskState } from '../../server/src/run/types';
-import type { TaskSnapshot } from './runs';
+import type { RunStatus, TaskState } from '../../server/src/protocol/report';
+import type { TaskSnapshot } from './runSnapshot';
 import { joined, taskCost, taskDuration } from './runText';
 
 type Shown = TaskState | RunStatus | 'running';

@@ -2,7 +2,7 @@
 // routine lines (each task's changes of state, its cost) at debug level.
 import { type Disposable, LogLevel, type LogOutputChannel, window } from 'vscode';
 import type { RunEventParams, RunRefusedData } from '../../server/src/protocol/run';
-import type { RunReport } from '../../server/src/run/types';
+import type { RunReport } from '../../server/src/protocol/report';
 import { MAX_TASKS_LISTED } from './runTree';
 import { durationMs, fileName, formatCost, formatDuration, refusalMessage } from './runText';
 

@@ -1,8 +1,7 @@
 // Show Report: a finished run's report (design.md §7) rebuilt from what the extension keeps of it, in the server's
 // shape and member order, so that it reads like `acmp-dag run FILE --json`.
-import type { TaskOutput } from '../../server/src/run/protocol';
-import type { RunReport, TaskReport } from '../../server/src/run/types';
-import type { RunSnapshot, TaskSnapshot } from './runs';
+import type { TaskOutput, RunReport, TaskReport } from '../../server/src/protocol/report';
+import type { RunSnapshot, TaskSnapshot } from './runSnapshot';
 
 function taskReport(task: TaskSnapshot): TaskReport {
   return {

@@ -1,6 +1,6 @@
 // What the extension says about runs in words: durations, costs, the tree's tooltips and the notifications at a run's
 // end or refusal. No `vscode` import: the unit tests check these texts directly.
-import type { RunSnapshot, TaskSnapshot } from './runs';
+import type { RunSnapshot, TaskSnapshot } from './runSnapshot';
 
 /** Milliseconds between two ISO-8601 times; undefined until both are known. */
 export function durationMs(startedAt: string | undefined, finishedAt: string | undefined): number | undefined {

@@ -13,8 +13,9 @@ import {
 } from 'vscode';
 import { preview, stateIcon } from './presentation';
 import { runDescription, runDetails, taskDetails } from './runText';
-import type { RunSnapshot, RunsChange, RunsModel, TaskSnapshot } from './runs';
-import type { TaskState } from '../../server/src/run/types';
+import type { RunsChange, RunsModel } from './runs';
+import type { RunSnapshot, TaskSnapshot } from './runSnapshot';
+import type { TaskState } from '../../server/src/protocol/report';
 
 export const RUNS_VIEW = 'acmpRuns';
 /**

@@ -13,8 +13,7 @@ import {
   type RunDagArguments,
   type RunRefusedData,
 } from '../../server/src/protocol/run';
-import type { TaskOutput } from '../../server/src/run/protocol';
-import type { RunReport } from '../../server/src/run/types';
+import type { TaskOutput, RunReport } from '../../server/src/protocol/report';
 import type { RunLog } from './runLog';
 import { fileName, firstFailure, refusalMessage, runEndMessage } from './runText';
 import type { RunNode, TaskNode } from './runTree';

@@ -1,56 +1,8 @@
 // The runs the extension shows, built from the server's run events and reports; finished runs survive a reload.
 import { type Disposable, EventEmitter } from 'vscode';
-import type { ProofStatus } from '../../server/src/run/proof';
-import type { TaskError, TaskOutput } from '../../server/src/run/protocol';
-import type { FailurePolicy, RunEvent, RunReport, RunStatus, TaskState } from '../../server/src/run/types';
+import type { RunEvent, RunReport, TaskState } from '../../server/src/protocol/report';
+import type { RunSnapshot, TaskSnapshot } from './runSnapshot';
 import { type RunsStore, storedRuns } from './storedRuns';
-
-export interface TaskSnapshot {
-  readonly taskId: string;
-  readonly state: TaskState;
-  readonly capability?: string;
-  readonly providerId?: string;
-  readonly startedAt?: string;
-  readonly finishedAt?: string;
-  readonly costCu?: number;
-  readonly tokensUsed?: number;
-  readonly output?: TaskOutput;
-  /** The size of an output too large to keep across a window reload (storedRuns.ts), once it was left out. */
-  readonly outputNotKeptBytes?: number;
-  /** The size of an output the server did not send, being over its budget (MAX_SENT_OUTPUT_BYTES). */
-  readonly outputNotSentBytes?: number;
-  /** The output has the run's tokens blanked out: shown, never reused. */
-  readonly outputRedacted?: boolean;
-  readonly error?: TaskError;
-  readonly proof?: ProofStatus;
-  /** The Layer 1 task_id the run sent (from the report). */
-  readonly wireTaskId?: string;
-  /** Protocol violations of the provider (from the report). */
-  readonly violations?: readonly string[];
-}
-
-export interface RunSnapshot {
-  readonly runId: string;
-  /** The DAG document the run ran. */
-  readonly uri: string;
-  readonly dagId: string;
-  readonly status: RunStatus | 'running';
-  readonly startedAt: string;
-  readonly finishedAt?: string;
-  readonly costCu: number;
-  /** In the order the server listed them when the run started. */
-  readonly tasks: readonly TaskSnapshot[];
-  /** How many of the tasks are completed, failed or cancelled. */
-  readonly finishedTasks: number;
-  /** What the server ran the DAG with (from `run-started`). */
-  readonly policy?: FailurePolicy;
-  /** The rest of the run report, kept for Show Report (runReport.ts) once the run finished. */
-  readonly tokensUsed?: number;
-  readonly resultTaskIds?: readonly string[];
-  readonly streamedEdges?: RunReport['streamed_edges'];
-  /** A durable run: the ingress URL of the Restate engine that runs it (the language server follows it there). */
-  readonly engine?: string;
-}
 
 /** What a progress display needs of a running run (without a copy of its tasks). */
 export interface RunProgress {

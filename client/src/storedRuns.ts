@@ -4,7 +4,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ExtensionContext, Memento } from 'vscode';
-import type { RunSnapshot, TaskSnapshot } from './runs';
+import type { RunSnapshot, TaskSnapshot } from './runSnapshot';
 import { writeWhole } from './wholeFile';
 import { MAX_SENT_OUTPUTS_BYTES, MAX_SENT_OUTPUT_BYTES } from '../../server/src/protocol/run';
 

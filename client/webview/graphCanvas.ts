@@ -5,9 +5,9 @@
 // Code's window, or in the page where there is none (graph.ts); it touches none of the page's DOM, and tells the page
 // what to show (the status line, a tooltip, what a harness reads) in messages. The DAG's text is only ever drawn as
 // text (fillText).
-import { BOX_HEIGHT, BOX_WIDTH, type GraphLayout, layOutTasks } from '../../server/src/dag/layout';
-import type { DagGraph } from '../../server/src/protocol/run';
-import type { TaskState } from '../../server/src/run/types';
+import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
+import type { TaskState } from '../../server/src/protocol/report';
+import type { DagGraph, GraphLayout } from '../../server/src/protocol/run';
 import { STATE_CODES, type ToGraphPage, unpackGraph } from '../src/graphPage';
 
 type StatesMessage = Extract<ToGraphPage, { type: 'states' }>;

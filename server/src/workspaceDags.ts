@@ -18,7 +18,7 @@ import type { Range } from 'vscode-languageserver-types';
 import type { AnalysisCache } from './analyses';
 import { type DagAnalysis, analyzeDag } from './dag/analyze';
 import { decodeFileText } from './fileText';
-import { nodeRange } from './protocol/ranges';
+import { nodeRange } from './lspRanges';
 
 export interface WorkspaceTask {
   readonly id: string;

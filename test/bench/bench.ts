@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import fc from 'fast-check';
 import { getLanguageService } from 'vscode-json-languageservice';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { type AnalysisOptions, analyzeDag } from '../../server/src/dag/analyze';
@@ -16,6 +17,7 @@ import { layOutTasks } from '../../server/src/dag/layout';
 import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
 import { echoLayersDag } from '../support/echoDag';
+import { LARGE_SEED, RANDOM_DAG_TEXT, SEEDS, editedText } from '../support/editedDags';
 import { type DurableFigure, measureDurable } from './durable';
 import { startLspSession } from '../support/lspHarness';
 import { marketDag } from '../support/marketDag';
@@ -29,8 +31,8 @@ const INVOKES = 20_000;
 const INVOKE_CONCURRENCY = 64;
 
 /**
- * `echo`: every task an echo with no field path, so the built-in provider can run the DAG. `echo-layers`: issue 16's
- * DAG (test/support/echoDag.ts).
+ * `echo`: every task an echo with no field path, so the built-in provider can run the DAG. `echo-layers`: the
+ * run benchmark's DAG (test/support/echoDag.ts).
  */
 type Variant = 'clean' | 'cycle' | 'dangling' | 'echo' | 'echo-layers';
 
@@ -163,7 +165,16 @@ function countByCode(diagnostics: readonly { code: string }[]): string {
 }
 
 type Contender =
-  'analyzeDag' | 'service' | 'JSON.parse' | 'features' | 'executor' | 'invokes' | 'lsp' | 'layout' | 'durable';
+  | 'analyzeDag'
+  | 'service'
+  | 'JSON.parse'
+  | 'features'
+  | 'executor'
+  | 'invokes'
+  | 'lsp'
+  | 'layout'
+  | 'durable'
+  | 'mid-edit';
 const iterationsAt = (size: number): number => (size >= 100_000 ? 7 : size >= 10_000 ? 31 : 41);
 
 /** Editor requests on the text, over a real stdio connection to the built language server. */
@@ -276,8 +287,8 @@ async function measureOverLsp(size: number): Promise<LspFigures> {
     await ours.open(uri, text);
     await opened;
     const document = TextDocument.create(uri, 'acmp-dag', 1, text);
-    // Inside a task's string value (the graph and the diagnostics stay as they were), and in the dag_id key (as
-    // issue 16's probe does: the schema's problems appear and go).
+    // Inside a task's string value (the graph and the diagnostics stay as they were), and in the dag_id key (the
+    // schema's problems appear and go).
     const sites: Record<string, number> = {
       'a value': text.indexOf('"capability": "', text.length >> 1) + '"capability": "'.length,
       'the dag_id key': text.indexOf('"dag_id"') + '"dag'.length,
@@ -313,7 +324,7 @@ async function measureOverLsp(size: number): Promise<LspFigures> {
 }
 
 /**
- * A run of a layered DAG of `echo` tasks on the built-in provider (in process): default settings, or issue 16's DAG
+ * A run of a layered DAG of `echo` tasks on the built-in provider (in process): default settings, or the echo-layers DAG
  * with the settings of `run --json --max-concurrency 100` (no listener, tasks from JSON.parse).
  */
 async function measureExecutor(size: number, variant: 'echo' | 'echo-layers'): Promise<Figure> {
@@ -363,7 +374,7 @@ async function measureInvokes(): Promise<{ perSecond: number; invokes: number; m
   }
 }
 
-/** Issue 16's figures for the reference Python SDK orchestrator on the 10,000-task echo-layers DAG (not run here). */
+/** The reference Python SDK orchestrator's figures, measured apart, on the 10,000-task echo-layers DAG (not run here). */
 const REFERENCE_SDK = { seconds: 1.49, mib: 50 };
 const CLI_RUN_TARGET = { speedup: 3.5, mib: 80 };
 const TIME = '/usr/bin/time';
@@ -427,17 +438,69 @@ async function measureLayout(size: number): Promise<Figure> {
   return { ...figure, diagnostics: `${edges.length} edges, ${width} × ${height} px` };
 }
 
+/**
+ * The time an analysis of a text mid-edit may take: about six times the slowest rate measured on a loaded two-core
+ * machine, on the texts the recovering parser works hardest on. Work that grows faster than the text (the 300-task
+ * file) or a pathological edit shows against it.
+ */
+const MID_EDIT_BUDGET = { baseMs: 20, msPerChar: 0.002 };
+
+/** The analysis, index included, of the property tests' texts (test/support/editedDags.ts) against their budget. */
+interface MidEditFigures {
+  readonly texts: number;
+  /** The largest share of its budget a text's analysis took (its fastest of three: a collection is not the work). */
+  readonly slowestShare: number;
+  readonly slowestMs: number;
+  readonly slowestChars: number;
+  /** The median over the texts of their time per 1,000 characters, in microseconds. */
+  readonly medianUsPerKChar: number;
+}
+
+function measureMidEdit(): MidEditFigures {
+  // The samples of the property tests (their seeds and sizes), so the bench times the texts the tests check.
+  const texts = [
+    ...fc.sample(editedText(SEEDS), { seed: 7001, numRuns: 2000 }),
+    ...fc.sample(editedText([LARGE_SEED]), { seed: 7002, numRuns: 60 }),
+    ...fc.sample(RANDOM_DAG_TEXT, { seed: 7003, numRuns: 1500 }),
+  ];
+  const analyse = (text: string): void => void analyzeDag(text).document.root;
+  texts.forEach(analyse); // warm-up
+  let slowest = { share: 0, ms: 0, chars: 0 };
+  const usPerKChar: number[] = [];
+  for (const text of texts) {
+    let fastest = Infinity;
+    for (let run = 0; run < 3; run++) {
+      const start = performance.now();
+      analyse(text);
+      fastest = Math.min(fastest, performance.now() - start);
+    }
+    const share = fastest / (MID_EDIT_BUDGET.baseMs + text.length * MID_EDIT_BUDGET.msPerChar);
+    if (share > slowest.share) slowest = { share, ms: fastest, chars: text.length };
+    usPerKChar.push((fastest * 1e6) / Math.max(1, text.length));
+  }
+  return {
+    texts: texts.length,
+    slowestShare: slowest.share,
+    slowestMs: slowest.ms,
+    slowestChars: slowest.chars,
+    medianUsPerKChar: median(usPerKChar),
+  };
+}
+
 /** The child's work: one contender on one text. */
 async function measureOne(
   contender: Contender,
   size: number,
   variant: Variant,
-): Promise<Figure | FeatureFigures | LspFigures | DurableFigure | Awaited<ReturnType<typeof measureInvokes>>> {
+): Promise<
+  Figure | FeatureFigures | LspFigures | DurableFigure | MidEditFigures | Awaited<ReturnType<typeof measureInvokes>>
+> {
   if (contender === 'durable') return measureDurable(size);
   if (contender === 'executor') return measureExecutor(size, variant === 'echo-layers' ? variant : 'echo');
   if (contender === 'invokes') return measureInvokes();
   if (contender === 'lsp') return measureOverLsp(size);
   if (contender === 'layout') return measureLayout(size);
+  if (contender === 'mid-edit') return measureMidEdit();
   const text = generate(size, variant);
   if (contender === 'features') return measureFeatures(text);
   const iterations = iterationsAt(size);
@@ -466,8 +529,9 @@ function measureApart(contender: 'features', size: number): FeatureFigures;
 function measureApart(contender: 'invokes', size: number): Awaited<ReturnType<typeof measureInvokes>>;
 function measureApart(contender: 'lsp', size: number): LspFigures;
 function measureApart(contender: 'durable', size: number): DurableFigure;
+function measureApart(contender: 'mid-edit', size: number): MidEditFigures;
 function measureApart(
-  contender: Exclude<Contender, 'features' | 'invokes' | 'lsp' | 'durable'>,
+  contender: Exclude<Contender, 'features' | 'invokes' | 'lsp' | 'durable' | 'mid-edit'>,
   size: number,
   variant?: Variant,
 ): Figure;
@@ -598,6 +662,10 @@ function main(): void {
       );
     }
   }
+  const midEdit = measureApart('mid-edit', 0);
+  console.log(
+    `Files mid-edit, the property tests' ${midEdit.texts} texts (examples and a 300-task file after 1-4 edits, random DAGs), analysis and index, fastest of 3 each: median ${midEdit.medianUsPerKChar.toFixed(0)} µs per 1,000 characters; slowest against its budget (${MID_EDIT_BUDGET.baseMs} ms + ${MID_EDIT_BUDGET.msPerChar * 1000} µs per character) ${midEdit.slowestMs.toFixed(2)} ms on ${midEdit.slowestChars} characters`,
+  );
   console.log('');
 
   const features = measureFeatures10k();
@@ -618,11 +686,11 @@ function main(): void {
   );
   const executorLayers = measureApart('executor', 10_000, 'echo-layers');
   console.log(
-    `In process, issue 16's 10,000 echo tasks (100-task layers), --max-concurrency 100, no listener: ${cell(executorLayers)}  (${executorLayers.diagnostics})`,
+    `In process, the 10,000 echo tasks (100-task layers), --max-concurrency 100, no listener: ${cell(executorLayers)}  (${executorLayers.diagnostics})`,
   );
   const cliRun = measureCliRun(10_000);
   console.log(
-    `\`acmp-dag run --json --max-concurrency 100\` on issue 16's 10,000 echo tasks (100-task layers), whole process, median of ${cliRun.runs}: ${cliRun.seconds.toFixed(2)} s, max RSS ${cliRun.mib?.toFixed(0) ?? 'not measured (no /usr/bin/time)'} MiB (${cliRun.status}); reference Python SDK (issue 16, not run here): ${REFERENCE_SDK.seconds} s, ${REFERENCE_SDK.mib} MiB`,
+    `\`acmp-dag run --json --max-concurrency 100\` on the 10,000 echo tasks (100-task layers), whole process, median of ${cliRun.runs}: ${cliRun.seconds.toFixed(2)} s, max RSS ${cliRun.mib?.toFixed(0) ?? 'not measured (no /usr/bin/time)'} MiB (${cliRun.status}); reference Python SDK (measured elsewhere, not run here): ${REFERENCE_SDK.seconds} s, ${REFERENCE_SDK.mib} MiB`,
   );
   const durable = measureApart('durable', 10_000);
   console.log(
@@ -660,6 +728,7 @@ function main(): void {
     },
     ...lspTargets,
     // Half the 2 s budget of a drawn 10,000-task graph: the rest is the request, the message and the first frame.
+    { name: 'analyzeDag mid-edit, slowest / budget', measured: midEdit.slowestShare, limit: 1, unit: '×' },
     { name: 'graph layout, 10,000 tasks', measured: layouts[1]!.medianMs, limit: 1000, unit: 'ms' },
     { name: 'executor, 10,000 echo tasks', measured: executor[0]!.medianMs, limit: 250, unit: 'ms' },
     { name: 'executor, 100,000 echo tasks', measured: executor[1]!.medianMs, limit: 3000, unit: 'ms' },

@@ -1,4 +1,4 @@
-// The durable-run figure of `npm run bench` (issue 17): issue 16's 10,000 echo tasks as a durable run on one local
+// The durable-run figure of `npm run bench`: the 10,000 echo tasks of echoDag.ts as a durable run on one local
 // Restate node (the server from node_modules on loopback, a temporary data folder), one `acmp-dag worker` on the
 // built-in provider, and `acmp-dag run --engine --json --max-concurrency 100` as a process: its wall time from start to
 // report, tasks per second, and the peak memory (VmHWM) of the worker and the server.

@@ -2,7 +2,7 @@
 // test/e2e/launcher.ts). Opens the graph of generated echo DAGs of 1,000 and 10,000 tasks (time to its first frame,
 // the longest frame while panning and zooming), then runs each on the built-in provider with the graph closed and
 // open, and prints for each run how long after its end each display showed the final states and the longest frame
-// of the window during it, against issue 15's targets. Prints; never fails on a figure. The machine's load shows in
+// of the window during it, against the run view's targets. Prints; never fails on a figure. The machine's load shows in
 // every figure: take them as one sample each.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

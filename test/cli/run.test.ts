@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
-import type { RunReport } from '../../server/src/run/types';
+import type { RunReport } from '../../server/src/protocol/report';
 import { nestedOutputsDag } from '../support/nestedDag';
 import { freePort } from '../support/system';
 

@@ -1,6 +1,6 @@
 // `ACMP_BENCH_PROFILE=DIR npm run bench:ui -- 10000`: CPU profiles of the window's renderer while the graph opens and
 // while each run goes (the workbench and the graph page share one renderer), written to DIR as `<name>.cpuprofile` to
-// open in Chromium's DevTools. How the long frames of issue 15 were found. `ACMP_BENCH_TRACE=DIR`: Chromium traces of
+// open in Chromium's DevTools, to find what a long frame was made of. `ACMP_BENCH_TRACE=DIR`: Chromium traces of
 // the same stretches instead (`<name>.json`, for DevTools' Performance panel or `node --import tsx
 // test/bench/traceSummary.ts FILE`): they have every thread's tasks with their CPU time, which tells a thread that
 // worked from one that waited for a core.

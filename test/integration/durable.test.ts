@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { outputKey } from '../../server/src/run/durable/outputStore';
 import { engineHealthy } from '../../server/src/run/durable/engineProcess';
-import type { RunReport } from '../../server/src/run/types';
+import type { RunReport } from '../../server/src/protocol/report';
 import {
   CHAIN_AND_APART,
   CountingProvider,

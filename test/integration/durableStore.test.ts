@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { EngineClient } from '../../server/src/run/durable/engineClient';
 import { outputKey, runFolderOf } from '../../server/src/run/durable/outputStore';
 import type { RunRequest } from '../../server/src/run/durable/protocol';
-import type { RunReport } from '../../server/src/run/types';
+import type { RunReport } from '../../server/src/protocol/report';
 import { TestEngine, cli, kill, scratchFolder, startWorker, workerPort } from '../support/durable';
 
 const EVIL = 'task_/../../sub/evil';

@@ -9,11 +9,11 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { type TestContext, afterEach, beforeEach, describe, test } from 'node:test';
 import { analyzeDag } from '../../server/src/dag/analyze';
+import type { RunEvent, RunReport, TaskReport } from '../../server/src/protocol/report';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
 import { ACMP_ERRORS } from '../../server/src/run/protocol';
-import type { RunEvent, RunReport, TaskReport } from '../../server/src/run/types';
 import { WebSocketServer } from 'ws';
 import { INITIALIZE_RESULT, echoResult } from '../fixtures/providers/jsonRpcLines';
 

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { garbageCollector } from '../../server/src/idleCollection';
 import { DEFAULT_MAX_SESSIONS, serveHttp } from '../../server/src/run/builtin/serve';
-import type { RunReport } from '../../server/src/run/types';
+import type { RunReport } from '../../server/src/protocol/report';
 import { INITIALIZE_RESULT } from '../fixtures/providers/jsonRpcLines';
 import { scratchFolder } from '../support/durable';
 import { peakMemoryBytes, peakMemoryFlags } from '../support/peakMemory';

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import type { TextEdit } from 'vscode-languageserver-types';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { RUN_COMMANDS, type RunDagArguments } from '../../server/src/protocol/run';
-import type { RunReport } from '../../server/src/run/types';
+import type { RunReport } from '../../server/src/protocol/report';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 import { freePort } from '../support/system';
 

@@ -1,4 +1,4 @@
-// Durable runs over LSP (issue 17), all real: the built server over stdio, a Restate engine from node_modules on free
+// Durable runs over LSP, all real: the built server over stdio, a Restate engine from node_modules on free
 // loopback ports, `acmp-dag worker`, the counting provider and the CLI. With `acmp.engine.url` set, acmp.runDag
 // submits a durable run and streams its events to the end; acmp/durableRuns lists a run the CLI submitted and
 // follows it (its events sent for the workspace's DAG file); a cancel of a task goes to the engine; a restarted
@@ -16,7 +16,7 @@ import {
   type RunDagArguments,
   type RunEventsParams,
 } from '../../server/src/protocol/run';
-import type { RunEvent, RunReport } from '../../server/src/run/types';
+import type { RunEvent, RunReport } from '../../server/src/protocol/report';
 import {
   CHAIN_AND_APART,
   CountingProvider,

@@ -17,8 +17,8 @@ import {
   type RunEventsParams,
   type RunRefusedData,
 } from '../../server/src/protocol/run';
+import type { RunEvent, RunReport, TaskState } from '../../server/src/protocol/report';
 import { coalescedBatch } from '../../server/src/features/run';
-import type { RunEvent, RunReport, TaskState } from '../../server/src/run/types';
 import { atCursor } from '../support/cursor';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 

@@ -1,4 +1,4 @@
-// Soak for durable runs (issue 17): the slower cases, with real processes. A 3-node Restate cluster on 127.0.0.1
+// Soak for durable runs: the slower cases, with real processes. A 3-node Restate cluster on 127.0.0.1
 // (replication 2, one partition) whose node leading the run is SIGKILLed mid-run: another takes over and the run
 // completes, nothing executed twice. Two workers behind one address (a TCP balancer) share the runs, and one killed
 // mid-run leaves the other to complete them.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import type { EngineProcess } from '../../server/src/run/durable/engineProcess';
-import type { RunReport } from '../../server/src/run/types';
+import type { RunReport } from '../../server/src/protocol/report';
 import { Balancer } from '../support/balancer';
 import {
   CountingProvider,

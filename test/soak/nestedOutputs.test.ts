@@ -1,4 +1,4 @@
-// Soak: issue 16's DAG whose outputs double at each of 18 layers. Its report is over 512 MB, more than a V8 string
+// Soak: the DAG whose outputs double at each of 18 layers. Its report is over 512 MB, more than a V8 string
 // can hold (JSON.stringify of it threw "Invalid string length" after every task had completed): `run --json` streams
 // it, outputs past the memory budget copied from the run's temporary files, which are gone afterwards.
 import assert from 'node:assert/strict';

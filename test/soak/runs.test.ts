@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { RUN_COMMANDS, type RunDagArguments } from '../../server/src/protocol/run';
-import type { RunReport } from '../../server/src/run/types';
+import type { RunReport } from '../../server/src/protocol/report';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 import { residentBytes } from '../support/system';
 

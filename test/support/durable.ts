@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 import { type EngineProcess, type EnginePorts, startEngineProcess } from '../../server/src/run/durable/engineProcess';
 import { ensureIdentityKey } from '../../server/src/run/durable/requestIdentity';
-import type { RunReport } from '../../server/src/run/types';
+import type { RunReport } from '../../server/src/protocol/report';
 import type { Counts } from './countingProviderProcess';
 import { freePort } from './system';
 

@@ -1,4 +1,4 @@
-// Issue 16's DAG of echo tasks, which the built-in provider runs in well under a second even at 10,000 tasks: layers
+// The benchmark's DAG of echo tasks, which the built-in provider runs in well under a second even at 10,000 tasks: layers
 // of ECHO_LAYER_WIDTH tasks, each reading one task of the layer above with ordering-only edges from two more of them.
 
 export const ECHO_LAYER_WIDTH = 100;

@@ -1,4 +1,4 @@
-// Issue 16's DAG whose outputs grow exponentially: each task of a layer echoes `from_tasks` of every task of the
+// A DAG whose outputs grow exponentially: each task of a layer echoes `from_tasks` of every task of the
 // layer above, so a task's output holds `width ** layer` copies of the first layer's texts.
 export function nestedOutputsDag(layers: number, width: number, text: string): string {
   const id = (layer: number, k: number) => `task_${layer}_${k}`;

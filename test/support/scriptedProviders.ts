@@ -12,10 +12,10 @@ import {
   type InvokeParams,
   type InvokeResult,
   METHODS,
-  type TaskOutput,
   TransportError,
 } from '../../server/src/run/protocol';
-import type { Connector, InvokeHandlers, ProviderConnection, RunEvent } from '../../server/src/run/types';
+import type { TaskOutput, RunEvent } from '../../server/src/protocol/report';
+import type { Connector, InvokeHandlers, ProviderConnection } from '../../server/src/run/types';
 
 export interface Deferred<T> {
   readonly promise: Promise<T>;

@@ -4,10 +4,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type DagAnalysis, analyzeDag } from '../../server/src/dag/analyze';
+import type { TaskOutput, RunReport, RunStatus, TaskState } from '../../server/src/protocol/report';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { REUSED } from '../../server/src/run/machine';
-import { ACMP_ERRORS, METHODS, type TaskOutput } from '../../server/src/run/protocol';
-import type { DagRun, RunOptions, RunReport, RunStatus, TaskState } from '../../server/src/run/types';
+import { ACMP_ERRORS, METHODS } from '../../server/src/run/protocol';
+import type { DagRun, RunOptions } from '../../server/src/run/types';
 import { type Behaviour, ScriptedProvider, echo, refuse, scriptedConnector, untilCancelled } from './scriptedProviders';
 
 /** What runs a DAG: `startRun` itself, or a driver that runs the same machine elsewhere. */

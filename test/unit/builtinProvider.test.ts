@@ -2,7 +2,8 @@
 // idempotency, streaming both ways and cancellation (Layer 1), and its in-process connection.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BUILTIN_CATALOG, BUILTIN_CAPABILITIES } from '../../server/src/run/builtin/catalog';
+import { BUILTIN_CATALOG, BUILTIN_CAPABILITIES } from '../../server/src/protocol/builtinCatalog';
+import type { TaskOutput } from '../../server/src/protocol/report';
 import {
   BUILTIN_ACMP,
   BUILTIN_PRICES_CU,
@@ -17,7 +18,6 @@ import {
   AcmpError,
   type ChunkParams,
   type InvokeParams,
-  type TaskOutput,
   TransportError,
 } from '../../server/src/run/protocol';
 import type { InvokeHandlers } from '../../server/src/run/types';

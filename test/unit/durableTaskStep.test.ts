@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { analyzeDag } from '../../server/src/dag/analyze';
+import type { TaskOutput } from '../../server/src/protocol/report';
 import { connectProvider } from '../../server/src/run/connect';
 import {
   DEFAULT_JOURNAL_OUTPUT_BYTES,
@@ -17,7 +18,7 @@ import {
   prepareOutputStore,
 } from '../../server/src/run/durable/outputStore';
 import { type StepOutcome, type TaskStep, inputFromStore, runTaskStep } from '../../server/src/run/durable/taskStep';
-import { ACMP_ERRORS, type TaskOutput } from '../../server/src/run/protocol';
+import { ACMP_ERRORS } from '../../server/src/run/protocol';
 import { BUILTIN_PROVIDER, ProviderPool } from '../../server/src/run/routing';
 
 const EVIL = 'task_/../../sub/evil';

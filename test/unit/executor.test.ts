@@ -2,19 +2,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { analyzeDag } from '../../server/src/dag/analyze';
+import type { TaskOutput, RunEvent, RunReport, TaskReport } from '../../server/src/protocol/report';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { assembleChunks } from '../../server/src/run/chunks';
-import { RunRefused, startRun } from '../../server/src/run/executor';
+import { startRun } from '../../server/src/run/executor';
+import { RunRefused } from '../../server/src/run/refused';
 import { resultHash } from '../../server/src/run/proof';
-import {
-  ACMP_ERRORS,
-  AcmpError,
-  type AcmpCapability,
-  type InvokeResult,
-  METHODS,
-  type TaskOutput,
-} from '../../server/src/run/protocol';
-import type { RunEvent, RunOptions, RunReport, TaskReport } from '../../server/src/run/types';
+import { ACMP_ERRORS, AcmpError, type AcmpCapability, type InvokeResult, METHODS } from '../../server/src/run/protocol';
+import type { RunOptions } from '../../server/src/run/types';
 import {
   type Behaviour,
   EventLog,
@@ -29,6 +24,7 @@ import {
   scriptedConnector,
   untilCancelled,
 } from '../support/scriptedProviders';
+import { mockClock } from '../support/mockClock';
 
 type Json = Record<string, unknown>;
 
@@ -357,11 +353,11 @@ test(
 test(
   'timeout_ms is a hard deadline: -33003 and acmp/cancel, never sent to a provider that did not accept it',
   LIMIT,
-  async () => {
+  async (t) => {
+    const clock = mockClock(t);
     const p = new ScriptedProvider('p', { hang: untilCancelled });
     const plain = new ScriptedProvider('plain', { stuck: untilCancelled }, { acmp: PLAIN });
-    const began = Date.now();
-    const { run } = start(
+    const { run, log } = start(
       dag([
         task('task_slow', 'hang', text('x'), { timeout_ms: 40 }),
         task('task_stuck', 'stuck', text('y'), { timeout_ms: 40 }),
@@ -375,8 +371,12 @@ test(
         ],
       },
     );
+    await Promise.all([whenInvoked(p, 'task_slow'), whenInvoked(plain, 'task_stuck')]);
+    await clock.advanceTo(39);
+    assert.deepEqual(log.order('failed'), [], 'nothing fails before its deadline');
+    await clock.advanceTo(40);
+    assert.deepEqual(log.order('failed').sort(), ['task_slow', 'task_stuck'], 'both fail at their deadline');
     const report = await run.done;
-    assert.ok(Date.now() - began < 2000);
     for (const id of ['task_slow', 'task_stuck']) {
       assert.equal(taskIn(report, id).state, 'failed');
       assert.equal(taskIn(report, id).error!.code, ACMP_ERRORS.timeout);
@@ -397,24 +397,24 @@ test(
 test(
   'each task fails at its own timeout_ms, whatever the order they started in; a completed task never times out',
   LIMIT,
-  async () => {
+  async (t) => {
+    const clock = mockClock(t);
     const p = new ScriptedProvider('p', { hang: untilCancelled, echo });
     const { run, log } = start(
       dag([
-        task('task_done', 'echo', text('d'), { timeout_ms: 20 }),
         task('task_slow', 'hang', text('s'), { timeout_ms: 120 }),
+        task('task_done', 'echo', text('d'), { timeout_ms: 20 }),
         task('task_fast', 'hang', text('f'), { timeout_ms: 20 }),
         task('task_middle', 'hang', text('m'), { timeout_ms: 60 }),
       ]),
       [p],
       { policy: 'best-effort' },
     );
+    await Promise.all(['task_slow', 'task_fast', 'task_middle'].map((id) => whenInvoked(p, id)));
+    await clock.advanceTo(120);
+    assert.deepEqual(log.order('failed'), ['task_fast', 'task_middle', 'task_slow']);
     const report = await run.done;
     assert.equal(taskIn(report, 'task_done').state, 'completed');
-    const failed = log.events.flatMap((event) =>
-      event.type === 'task-state' && event.state === 'failed' ? [event.task_id] : [],
-    );
-    assert.deepEqual(failed, ['task_fast', 'task_middle', 'task_slow']);
     for (const [id, ms] of [
       ['task_fast', 20],
       ['task_middle', 60],
@@ -423,16 +423,17 @@ test(
       const entry = taskIn(report, id);
       assert.equal(entry.error!.code, ACMP_ERRORS.timeout);
       assert.match(entry.error!.message, new RegExp(`\\(${ms} ms\\)`));
-      const lasted = Date.parse(entry.finished_at!) - Date.parse(entry.started_at!);
-      assert.ok(lasted >= ms - 1, `${id} lasted ${lasted} ms, at least its ${ms} ms`);
+      // On the mock clock, which stood still until every invoke was sent: the task lasted exactly its timeout_ms.
+      assert.equal(Date.parse(entry.finished_at!) - Date.parse(entry.started_at!), ms, id);
     }
   },
 );
 
 test(
-  'advertised heartbeats: three missed intervals fail the task early; beating tasks live past them',
+  'advertised heartbeats: three missed intervals fail a silent task, at once and well before timeout_ms',
   LIMIT,
-  async () => {
+  async (t) => {
+    const clock = mockClock(t);
     const p = new ScriptedProvider(
       'p',
       {
@@ -440,37 +441,72 @@ test(
           call.heartbeat(0.1);
           return untilCancelled(call);
         },
+      },
+      { acmp: heartbeating(20) },
+    );
+    const { run, log } = start(dag([task('task_silent', 'silent', text('x'), { timeout_ms: 10_000 })]), [p]);
+    await whenInvoked(p, 'task_silent');
+    await clock.advanceTo(59);
+    assert.deepEqual(log.order('failed'), [], 'alive until three intervals passed');
+    await clock.advanceTo(60);
+    assert.deepEqual(log.order('failed'), ['task_silent']);
+    const report = await run.done;
+    const silent = taskIn(report, 'task_silent');
+    assert.equal(silent.error!.code, ACMP_ERRORS.timeout);
+    assert.match(silent.error!.message, /no heartbeat for 60 ms/);
+    assert.equal(Date.parse(silent.finished_at!) - Date.parse(silent.started_at!), 60);
+    assert.equal(p.messages(METHODS.cancel).length, 1);
+    assert.deepEqual(
+      log.events.flatMap((event) => (event.type === 'heartbeat' ? [event.progress] : [])),
+      [0.1],
+    );
+  },
+);
+
+test(
+  "each heartbeat extends a task's liveness: a task that beats outlives a silent one started after it",
+  LIMIT,
+  async () => {
+    // Real time, judged by the order of events: the beating task is invoked first, so without its beats its three
+    // intervals would run out no later than the silent task's. It beats until the silent task failed, then answers.
+    const sent: number[] = [];
+    const p = new ScriptedProvider(
+      'p',
+      {
+        silent: untilCancelled,
         beating: async (call) => {
-          for (let k = 1; k <= 16; k++) {
-            await new Promise((resolve) => setTimeout(resolve, 5));
-            call.heartbeat(k / 16);
+          const silentFailed = log.whenState('task_silent', 'failed');
+          let failed = false;
+          void silentFailed.then(() => (failed = true));
+          while (!failed) {
+            sent.push(1 - 1 / (sent.length + 2));
+            call.heartbeat(sent.at(-1));
+            // A beat every 10 ms, a tenth of the interval: only a stall of nearly 300 ms could starve it.
+            await Promise.race([silentFailed, new Promise((resolve) => setTimeout(resolve, 10))]);
           }
           return echo(call);
         },
       },
-      { acmp: heartbeating(20) },
+      { acmp: heartbeating(100) },
     );
-    const began = Date.now();
     const { run, log } = start(
       dag([
-        task('task_silent', 'silent', text('x'), { timeout_ms: 10_000 }),
         task('task_beating', 'beating', text('y'), { timeout_ms: 10_000 }),
+        task('task_silent', 'silent', text('x'), { timeout_ms: 10_000 }),
       ]),
       [p],
       { policy: 'best-effort' },
     );
     const report = await run.done;
-    assert.ok(Date.now() - began < 2000, 'well before timeout_ms');
-    assert.equal(taskIn(report, 'task_silent').state, 'failed');
-    assert.equal(taskIn(report, 'task_silent').error!.code, ACMP_ERRORS.timeout);
-    assert.match(taskIn(report, 'task_silent').error!.message, /heartbeat/);
-    assert.equal(p.messages(METHODS.cancel).length, 1);
-    assert.equal(taskIn(report, 'task_beating').state, 'completed');
-    const beats = log.events.filter((event) => event.type === 'heartbeat' && event.task_id === 'task_beating');
-    assert.equal(beats.length, 16);
     assert.deepEqual(
-      beats.map((event) => (event.type === 'heartbeat' ? event.progress : undefined)),
-      Array.from({ length: 16 }, (_, k) => (k + 1) / 16),
+      p.invokes().map((params) => params.task_id.split('-')[0]),
+      ['task_beating', 'task_silent'],
+    );
+    assert.match(taskIn(report, 'task_silent').error!.message, /no heartbeat for 300 ms/);
+    assert.equal(taskIn(report, 'task_beating').state, 'completed');
+    assert.deepEqual(
+      log.events.flatMap((event) => (event.type === 'heartbeat' ? [event.progress] : [])),
+      sent,
     );
   },
 );

@@ -2,7 +2,8 @@
 // no edge through a box, the same layout for the same graph, and 10,000 tasks laid out.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BOX_HEIGHT, BOX_WIDTH, type GraphLayout, layOutTasks } from '../../server/src/dag/layout';
+import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
+import type { GraphLayout } from '../../server/src/protocol/run';
 import { marketDag } from '../support/marketDag';
 
 interface Box {

@@ -16,8 +16,8 @@ import {
   taskIndexes,
 } from '../../client/src/graphPage';
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
+import type { TaskState } from '../../server/src/protocol/report';
 import type { DagGraph } from '../../server/src/protocol/run';
-import type { TaskState } from '../../server/src/run/types';
 
 const ROOT = resolve(__dirname, '../..');
 const CSP_SOURCE = 'https://file+.vscode-resource.vscode-cdn.net';

@@ -1,7 +1,8 @@
 // Malformed and oversized files: the analysis answers each with diagnostics inside the text, and never crashes.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_LIMITS, analyzeDag } from '../../server/src/dag/analyze';
+import { analyzeDag } from '../../server/src/dag/analyze';
+import { DEFAULT_LIMITS } from '../../server/src/protocol/limits';
 import type { DagDiagnostic } from '../../server/src/dag/diagnostic';
 import { BASE_DAG, malformedCorpus } from '../support/malformedCorpus';
 

@@ -6,11 +6,11 @@ import { dirname } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { test } from 'node:test';
 import { analyzeDag } from '../../server/src/dag/analyze';
+import type { RunReport } from '../../server/src/protocol/report';
 import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
 import { jsonPieces, writeJson } from '../../server/src/run/jsonText';
 import { OutputStore, StoredOutput, storedFile } from '../../server/src/run/outputStore';
-import type { RunReport } from '../../server/src/run/types';
 import { sentReport } from '../../server/src/features/run';
 import { MAX_SENT_OUTPUT_BYTES } from '../../server/src/protocol/run';
 

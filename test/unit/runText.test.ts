@@ -11,7 +11,7 @@ import {
   runEndMessage,
   taskDetails,
 } from '../../client/src/runText';
-import type { RunSnapshot, TaskSnapshot } from '../../client/src/runs';
+import type { RunSnapshot, TaskSnapshot } from '../../client/src/runSnapshot';
 
 const failed: TaskSnapshot = {
   taskId: 'task_translate',

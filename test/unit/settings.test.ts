@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
-import { BUILTIN_CAPABILITIES } from '../../server/src/run/builtin/catalog';
+import { BUILTIN_CAPABILITIES } from '../../server/src/protocol/builtinCatalog';
 import { knownCapabilities, normalizeSettings } from '../../server/src/protocol/settings';
 
 const manifest = JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as {

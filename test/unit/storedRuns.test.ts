@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { RunSnapshot, TaskSnapshot } from '../../client/src/runs';
+import type { RunSnapshot, TaskSnapshot } from '../../client/src/runSnapshot';
 import {
   MAX_STORED_OUTPUTS_BYTES,
   MAX_STORED_OUTPUT_BYTES,

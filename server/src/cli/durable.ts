@@ -8,13 +8,13 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { RunRequest } from '../run/durable/protocol';
 import { type JournaledOutput, isOutputRef } from '../run/durable/outputStore';
 import { Redactor, runSecrets } from '../run/redaction';
-import type { FailurePolicy, RunReport } from '../run/types';
+import type { FailurePolicy, RunReport } from '../protocol/report';
+import { progressPrinter, summary } from './runProgress';
 import { EngineClient, EngineRefused, UnknownRun, followRun } from '../run/durable/engineClient';
 import { EngineUnreachable } from '../run/durable/engineHttp';
 import { engineOption } from './engineUrl';
 import { loadProviders } from './providersFile';
 import { type StopSignal, onStopSignals, signalExitCode } from './signals';
-import { progressPrinter, summary } from './run';
 import { UsageError } from './usage';
 
 const write = (line: string): void => void process.stdout.write(`${line}\n`);

@@ -1,5 +1,6 @@
 // The analysis entry point: text in, model and diagnostics out. Pure, total and iterative.
-import { type AnalysisLimits, type CheckOptions, runChecks } from './checks';
+import { type CheckOptions, runChecks } from './checks';
+import { type AnalysisLimits, DEFAULT_LIMITS } from '../protocol/limits';
 import type { DagDiagnostic } from './diagnostic';
 import { JsonDocument, type SyntaxError, lineAndColumnOf, parseJson } from './json';
 import { type DagModel, buildModel } from './model';
@@ -15,13 +16,6 @@ export interface AnalysisOptions {
    */
   readonly keepValue?: boolean;
 }
-
-export const DEFAULT_LIMITS: AnalysisLimits = {
-  maxTasks: 10_000,
-  maxDepth: 1_000,
-  maxFanOut: 1_000,
-  maxFileBytes: 20 * 1024 * 1024,
-};
 
 export interface DagAnalysis {
   /** The text was over `maxFileBytes`: not analysed, one `limit` diagnostic, no tasks. */

@@ -1,17 +1,10 @@
 // The checks of Layer 2 beyond the schema: task shapes, field paths, references, edges and the graph.
+import type { AnalysisLimits } from '../protocol/limits';
 import type { DiagnosticCode, RelatedSpan, Severity } from './diagnostic';
 import { parseFieldPath } from './fieldPath';
 import { type Adjacency, adjacency, depths, stronglyConnectedComponents } from './graph';
 import type { JsonNode, StringNode } from './json';
 import { type DagModel, type EdgeDeclaration, type SourceForm, type TaskDeclaration, taskLabel } from './model';
-
-export interface AnalysisLimits {
-  readonly maxTasks: number;
-  readonly maxDepth: number;
-  readonly maxFanOut: number;
-  /** Larger files (UTF-8 bytes) are not analysed: one `limit` diagnostic instead of a frozen editor. */
-  readonly maxFileBytes: number;
-}
 
 export interface CheckOptions {
   readonly limits: AnalysisLimits;

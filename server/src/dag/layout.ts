@@ -5,6 +5,7 @@
 // opens: on a 1,000-task market DAG dagre took 31 s and elkjs (layered) 3.6 s, where this takes a few milliseconds,
 // and about 0.1 s at 10,000 tasks (npm run bench). Pure and iterative: the language server and the graph page run it.
 
+import type { GraphLayout } from '../protocol/run';
 import { adjacency } from './graph';
 
 /** Every box is this size: a view fits or elides its text. */
@@ -24,18 +25,6 @@ export interface LayoutEdge {
   /** Indexes of the nodes the edge leaves and enters. */
   readonly from: number;
   readonly to: number;
-}
-
-export interface GraphLayout {
-  readonly width: number;
-  readonly height: number;
-  /** The top-left corner of node n's box is (boxes[2n], boxes[2n + 1]). */
-  readonly boxes: readonly number[];
-  /**
-   * Each edge's route as flat points [x0, y0, x1, y1, ...], from the box it leaves to the box it enters (a self-loop
-   * leaves and enters the right side of its box). An edge that closes a cycle points upwards.
-   */
-  readonly routes: readonly (readonly number[])[];
 }
 
 /** One item of a layer: a node's box, or a lane an edge passes through. */

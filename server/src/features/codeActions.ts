@@ -9,7 +9,7 @@ import type { DagDiagnostic, DiagnosticCode } from '../dag/diagnostic';
 import type { EdgeDeclaration, TaskDeclaration } from '../dag/model';
 import { edgeAt } from '../dag/site';
 import { DIAGNOSTIC_SOURCE } from '../protocol/diagnostics';
-import { spanRange } from '../protocol/ranges';
+import { spanRange } from '../lspRanges';
 import { knownCapabilities } from '../protocol/settings';
 import { type Feature, analysisOf } from './feature';
 import {

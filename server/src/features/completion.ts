@@ -11,14 +11,14 @@ import {
 } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DagAnalysis } from '../dag/analyze';
+import { BUILTIN_CAPABILITIES, builtinCapability } from '../protocol/builtinCatalog';
+import type { TaskOutput } from '../protocol/report';
 import type { JsonNode } from '../dag/json';
 import type { TaskDeclaration } from '../dag/model';
 import { TYPE_TAXONOMY } from '../dag/schema';
 import { siteAt } from '../dag/site';
-import { nodeRange } from '../protocol/ranges';
+import { nodeRange } from '../lspRanges';
 import type { ProviderConfig } from '../protocol/settings';
-import { BUILTIN_CAPABILITIES, builtinCapability } from '../run/builtin/catalog';
-import type { TaskOutput } from '../run/protocol';
 import { describeValue, knownOutput, outputPaths, preview } from './outputs';
 import { type Feature, type FeatureContext, analysisOf } from './feature';
 import { matchesQuery } from './matching';

@@ -4,10 +4,10 @@
 // the time): a small file answers within a few tens of milliseconds, a large one not much later than its analysis.
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AnalysisOptions, DagAnalysis } from '../dag/analyze';
+import { toLspDiagnostic } from '../lspDiagnostics';
 import { warmUpAnalysisOnce } from '../analysisWarmUp';
 import { dagIndex } from '../dag/dagIndex';
 import { collectYoungGarbageSoon } from '../idleCollection';
-import { toLspDiagnostic } from '../protocol/diagnostics';
 import { type Settings, knownCapabilities } from '../protocol/settings';
 import type { FeatureContext } from './feature';
 

@@ -4,6 +4,7 @@
 // each new run's event log, handing the events to the same notifications as its own runs. Cancels go to the engine.
 import { LSPErrorCodes, MessageType, ResponseError, ShowMessageNotification } from 'vscode-languageserver';
 import type { DagAnalysis } from '../dag/analyze';
+import type { RunEvent } from '../protocol/report';
 import {
   DURABLE_POLL_MS,
   type DurableRunEntry,
@@ -17,7 +18,7 @@ import { EngineClient, followRun } from '../run/durable/engineClient';
 import { parseEngineAddress } from '../run/durable/engineHttp';
 import type { RunIndexEntry } from '../run/durable/protocol';
 import { messageOf } from '../run/protocol';
-import type { DagRun, RunEvent } from '../run/types';
+import type { DagRun } from '../run/types';
 import type { FeatureContext } from './feature';
 
 /** Where the events of a run go: a sender for the run's document and engine (run.ts batches them). */

@@ -3,8 +3,8 @@ import type { Connection, ServerCapabilities, TextDocuments } from 'vscode-langu
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { AnalysisCache } from '../analyses';
 import type { DagAnalysis } from '../dag/analyze';
+import type { TaskOutput } from '../protocol/report';
 import type { Settings } from '../protocol/settings';
-import type { TaskOutput } from '../run/protocol';
 import type { WorkspaceDags } from '../workspaceDags';
 
 export interface FeatureContext {

@@ -4,7 +4,7 @@ import { type Edit, type Range as Span, ScanError, SyntaxKind, createScanner, fo
 import type { FormattingOptions, Range, TextEdit } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { MAX_NESTING } from '../dag/nesting';
-import { spanRange } from '../protocol/ranges';
+import { spanRange } from '../lspRanges';
 import { type Feature, analysisOf } from './feature';
 
 const LINE_BREAK = /\r\n|\r|\n/;

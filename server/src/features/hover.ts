@@ -3,14 +3,14 @@
 // the schema's documentation.
 import { type Hover, MarkupKind } from 'vscode-languageserver';
 import type { DagAnalysis } from '../dag/analyze';
+import { builtinCapability } from '../protocol/builtinCatalog';
+import type { TaskOutput } from '../protocol/report';
 import { dagIndex } from '../dag/dagIndex';
 import { parseFieldPath, resolveFieldPath } from '../dag/fieldPath';
 import { dagJsonSchema } from '../dag/jsonSchema';
 import type { TaskDeclaration } from '../dag/model';
 import { type ObjectKind, type Site, siteAt, siteString } from '../dag/site';
-import { nodeRange } from '../protocol/ranges';
-import { builtinCapability } from '../run/builtin/catalog';
-import type { TaskOutput } from '../run/protocol';
+import { nodeRange } from '../lspRanges';
 import { type Feature, analysisOf } from './feature';
 import { describeValue, knownOutput, preview } from './outputs';
 

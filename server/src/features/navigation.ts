@@ -3,7 +3,7 @@
 import { DocumentHighlightKind, type Location } from 'vscode-languageserver';
 import { dagIndex } from '../dag/dagIndex';
 import { siteAt, siteString } from '../dag/site';
-import { nodeRange } from '../protocol/ranges';
+import { nodeRange } from '../lspRanges';
 import { type Feature, type FeatureContext, analysisOf } from './feature';
 
 /** The task id at a position, when the position is on one of its places. */

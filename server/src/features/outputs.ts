@@ -1,9 +1,9 @@
 // What a task's output is known to look like: its real output in the last run, else the documented output of a
 // built-in capability or, for `echo`, its own input. Field-path completion and hover read it.
 import type { DagAnalysis } from '../dag/analyze';
+import { builtinCapability } from '../protocol/builtinCatalog';
+import type { TaskOutput } from '../protocol/report';
 import type { TaskDeclaration } from '../dag/model';
-import { builtinCapability } from '../run/builtin/catalog';
-import type { TaskOutput } from '../run/protocol';
 
 /** How far `echo` tasks are followed upstream (each passes its input on). */
 const MAX_ECHO_CHAIN = 16;

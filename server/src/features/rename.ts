@@ -4,7 +4,7 @@ import type { Position } from 'vscode-languageserver-textdocument';
 import type { DagAnalysis } from '../dag/analyze';
 import { dagIndex } from '../dag/dagIndex';
 import { type StringNode, lineAndColumnOf } from '../dag/json';
-import { nodeRange } from '../protocol/ranges';
+import { nodeRange } from '../lspRanges';
 import type { Feature, FeatureContext } from './feature';
 import { taskIdAt } from './navigation';
 

@@ -24,12 +24,13 @@ import {
   type RunEventsParams,
   type RunRefusedData,
 } from '../protocol/run';
+import type { TaskOutput, RunEvent, RunReport, TaskReport } from '../protocol/report';
 import { createConnector } from '../run/connect';
 import { runSecrets } from '../run/redaction';
 import { startRun } from '../run/executor';
 import { StoredOutput, jsonSizeWithin, outputMemoryFromEnvironment } from '../run/outputStore';
-import { type TaskOutput, messageOf } from '../run/protocol';
-import type { DagRun, RunEvent, RunReport, TaskReport } from '../run/types';
+import { messageOf } from '../run/protocol';
+import type { DagRun } from '../run/types';
 import { DurableRuns, engineUrlOf } from './durableRuns';
 import type { Feature, FeatureContext } from './feature';
 

@@ -3,7 +3,7 @@
 import type { SelectionRange } from 'vscode-languageserver';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { JsonDocument, JsonNode } from '../dag/json';
-import { spanRange } from '../protocol/ranges';
+import { spanRange } from '../lspRanges';
 import { type Feature, analysisOf } from './feature';
 
 /** The spans around `offset`, innermost first, each containing the one before. */

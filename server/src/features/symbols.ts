@@ -5,7 +5,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DagAnalysis } from '../dag/analyze';
 import type { PropertyNode } from '../dag/json';
 import { taskLabel } from '../dag/model';
-import { nodeRange, spanRange } from '../protocol/ranges';
+import { nodeRange, spanRange } from '../lspRanges';
 import { type Feature, analysisOf } from './feature';
 import { matchesQuery } from './matching';
 

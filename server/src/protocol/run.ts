@@ -1,8 +1,6 @@
 // The LSP run protocol, declared once for the server, the VS Code client and any other LSP client
 // (server/README.md documents it): commands through `workspace/executeCommand`, progress as notifications.
-import type { GraphLayout } from '../dag/layout';
-import type { TaskOutput } from '../run/protocol';
-import type { FailurePolicy, RunEvent, RunReport, RunStatus } from '../run/types';
+import type { TaskOutput, FailurePolicy, RunEvent, RunStatus } from './report';
 
 /** The outputs a report sends the client, and keeps for field-path completion: each at most, and all together. */
 export const MAX_SENT_OUTPUT_BYTES = 1024 * 1024;
@@ -134,6 +132,19 @@ export interface GraphParams {
   readonly layout?: boolean;
 }
 
+/** A layered layout of a graph's nodes and edges (server/src/dag/layout.ts). */
+export interface GraphLayout {
+  readonly width: number;
+  readonly height: number;
+  /** The top-left corner of node n's box is (boxes[2n], boxes[2n + 1]). */
+  readonly boxes: readonly number[];
+  /**
+   * Each edge's route as flat points [x0, y0, x1, y1, ...], from the box it leaves to the box it enters (a self-loop
+   * leaves and enters the right side of its box). An edge that closes a cycle points upwards.
+   */
+  readonly routes: readonly (readonly number[])[];
+}
+
 /**
  * A layered layout of a DagGraph (server/src/dag/layout.ts): boxes of BOX_WIDTH × BOX_HEIGHT, first one for each of
  * `nodes`, then one for each of `missing`; one route for each of `edges`.
@@ -165,5 +176,3 @@ export interface DagGraph {
   /** Present when asked for (`GraphParams.layout`). */
   readonly layout?: DagGraphLayout;
 }
-
-export type { RunReport };

@@ -1,8 +1,8 @@
 // Settings shared by the client (package.json declares them) and the server (reads them through
 // workspace/configuration). Declared once here; a test checks package.json against these defaults.
 import { z } from 'zod';
-import { DEFAULT_LIMITS } from '../dag/analyze';
-import { BUILTIN_CAPABILITIES } from '../run/builtin/catalog';
+import { DEFAULT_LIMITS } from './limits';
+import { BUILTIN_CAPABILITIES } from './builtinCatalog';
 
 export const ProviderSchema = z.object({
   id: z.string(),

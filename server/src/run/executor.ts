@@ -1,69 +1,60 @@
 // The DAG executor (design.md §5-§7, Layer 2 §2-§5): the in-memory driver of the run machine (machine.ts), the
 // buyer-side orchestrator that sends one Layer 1 `acmp/invoke` per task the machine launches. The machine decides what
-// runs and what a failure or a cancel ends; this carries it out, with the per-invoke mechanics: routing fallback,
-// transport retries, deadlines, heartbeat liveness, streaming edges and proof checks. The transports come in through
-// the Connector, so the language server, the CLI and the tests drive the same code.
+// runs and what a failure or a cancel ends; this carries it out, with the per-invoke mechanics: deadlines, heartbeat
+// liveness and streaming edges. Which providers take a task, the retries, the refusals and the judgement of an answer
+// are the invoke policy both drivers share (invokePolicy.ts). The transports come in through the Connector, so the
+// language server, the CLI and the tests drive the same code.
 import { randomUUID } from 'node:crypto';
 import type { DagAnalysis } from '../dag/analyze';
-import type { DagDiagnostic } from '../dag/diagnostic';
+import type { TaskError, TaskOutput, RunEvent, RunReport } from '../protocol/report';
 import type { DagModel, TaskDeclaration } from '../dag/model';
 import type { ProviderConfig } from '../protocol/settings';
 import { type InputResolution, resolveInput } from './inputs';
-import { type CompletionFacts, type MachineCommands, RunMachine, type TerminalState, positiveInteger } from './machine';
+import {
+  type Answer,
+  type AttemptsMade,
+  type CandidatesFrom,
+  DEFAULT_ATTEMPTS,
+  DEFAULT_BACKOFF_MS,
+  type InvokeAttempts,
+  type RetryPolicy,
+  aboveMaxPrice,
+  chooseProviders,
+  internalError,
+  invokeParams,
+  invokeWithRetries,
+  isRefusal,
+  judgeResult,
+  noProviderFor,
+  outcomeOf,
+  refusalOf,
+  resultOutput,
+  timedOut,
+  timeoutOf,
+  tryCandidates,
+  wentSilent,
+} from './invokePolicy';
+import { type MachineCommands, RunMachine, type TerminalState, positiveInteger } from './machine';
 import { OutputStore } from './outputStore';
 import { Deadlines } from './deadlines';
-import { checkProof } from './proof';
 import { Redactor } from './redaction';
+import { refuseDagWithErrors } from './refused';
 import {
   ACMP_ERRORS,
-  AcmpError,
   type ChunkParams,
   type HeartbeatParams,
   type InvokeParams,
   type InvokeResult,
-  type TaskError,
-  type TaskOutput,
   TransportError,
   messageOf,
 } from './protocol';
 import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
-import type { DagRun, InvokeHandlers, ProviderConnection, RunEvent, RunOptions, RunReport } from './types';
+import type { DagRun, InvokeHandlers, ProviderConnection, RunOptions } from './types';
 
-export const DEFAULT_ATTEMPTS = 3;
-export const DEFAULT_BACKOFF_MS = 100;
-/** Layer 1 §3.1's default `timeout_ms`. */
-export const DEFAULT_TIMEOUT_MS = 30_000;
-
-/** The Layer 1 invoke fields a task carries to its provider as written; `input` and the stream flags are ours. */
-export const CARRIED_FIELDS = [
-  'output_type',
-  'input_tokens_est',
-  'max_price_cu',
-  'preferred_tier',
-  'metadata',
-  'timeout_ms',
-  'escrow_id',
-  'proof_method',
-] as const;
-
-/** Answers by which a provider declines a task it never started, so the next candidate may take it (design §6). */
-export const REFUSALS: readonly number[] = [ACMP_ERRORS.budget_exceeded, ACMP_ERRORS.capability_not_found];
-
-/** `startRun` refuses a DAG with errors (design.md §5); `diagnostics` are those errors. */
-export class RunRefused extends Error {
-  constructor(readonly diagnostics: readonly DagDiagnostic[]) {
-    const list = diagnostics.map((diagnostic) => `  ${diagnostic.code}: ${diagnostic.message}`).join('\n');
-    super(`the DAG has ${diagnostics.length} error(s); fix them to run it:\n${list}`);
-    this.name = 'RunRefused';
-  }
-}
-
-/** Starts running the DAG; throws RunRefused at once when the analysis found errors. */
+/** Starts running the DAG; throws RunRefused (refused.ts) at once when the analysis found errors. */
 export function startRun(analysis: DagAnalysis, options: RunOptions): DagRun {
-  // A file too large to analyse has no model to run: its one warning is the refusal's reason.
-  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
-  if (errors.length > 0) throw new RunRefused(errors);
+  refuseDagWithErrors(analysis);
   const run = new Run(analysis.model, options);
   run.start();
   return {
@@ -75,22 +66,18 @@ export function startRun(analysis: DagAnalysis, options: RunOptions): DagRun {
   };
 }
 
-type Failure = { readonly ok: false; readonly error: TaskError };
-type Outcome = { readonly ok: true; readonly value: InvokeResult } | Failure;
 type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
 /** A RunEvent before the run stamps it. */
 type EventBody = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'run_id' | 'at'> : never) : never;
 
 const NOTHING = (): void => undefined;
 const ENDED = Promise.resolve();
-/** The lists most tasks leave empty share this one (a run keeps 10,000s of tasks: an empty array each adds up). */
-const NONE: readonly never[] = Object.freeze([]);
 
 /**
  * A task's invoke while it runs (and, for a task that streams into others, after: its chunks stay readable). It is
  * its invokes' handlers too: no closures per invoke.
  */
-class TaskRun implements InvokeHandlers {
+class TaskRun implements InvokeHandlers, InvokeAttempts {
   /** Called with each chunk of this task's output as it is delivered in order: the feeds of live downstream tasks. */
   chunkListeners: Set<(chunk: ChunkParams) => void> | undefined;
   /** Set once the task streams its output (an invoke with `stream: true`); kept across transport retries. */
@@ -134,6 +121,17 @@ class TaskRun implements InvokeHandlers {
     this.driver.onHeartbeat(this, beat);
   }
 
+  send(connection: ProviderConnection): Promise<Answer | TransportError | undefined> {
+    return this.driver.attempt(this, connection);
+  }
+
+  async pause(ms: number): Promise<boolean> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, ms))), this.ended()]);
+    clearTimeout(timer);
+    return this.active;
+  }
+
   /** The task is terminal: ends the waits on it (its invoke's answer, and `ended()`). */
   end(): void {
     this.active = false;
@@ -159,15 +157,13 @@ class Run implements MachineCommands {
   private readonly readingDone: Uint8Array;
   private readonly runTag: string;
   private readonly pool: ProviderPool;
-  private readonly attempts: number;
-  private readonly backoffMs: number;
+  private readonly retry: RetryPolicy;
   private ending = false;
   /** `acmp/cancel` notifications on their way: the connections close only after them. */
   private readonly sends = new Set<Promise<void>>();
   private readonly streamedEdges: { from: string; to: string }[] = [];
   private readonly deadlines = new Deadlines<TaskRun>(
-    (task) =>
-      this.fail(task, { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${task.timeoutMs} ms)` }),
+    (task) => this.fail(task, timedOut(task.timeoutMs!)),
     (task) => task.active,
   );
   /** Whether anyone listens to events: without a listener, none is made. */
@@ -185,8 +181,10 @@ class Run implements MachineCommands {
     this.id = options.runId ?? randomUUID();
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.pool = new ProviderPool(options.providers, options.connect);
-    this.attempts = positiveInteger(options.attempts, DEFAULT_ATTEMPTS);
-    this.backoffMs = Math.max(0, options.backoffMs ?? DEFAULT_BACKOFF_MS);
+    this.retry = {
+      attempts: positiveInteger(options.attempts, DEFAULT_ATTEMPTS),
+      backoffMs: Math.max(0, options.backoffMs ?? DEFAULT_BACKOFF_MS),
+    };
     this.outputs = new OutputStore(options.outputMemoryBytes);
     this.redactor = new Redactor(options.secrets ?? []);
     // Fresh wire ids per run, so a provider's idempotency cache never answers from an earlier run (design.md §5), and
@@ -254,7 +252,7 @@ class Run implements MachineCommands {
     const plain = (this.options.plainTasks?.[index] ?? declaration.node.value) as Record<string, unknown>;
     const task = new TaskRun(this, index, declaration, id, `${id}-${this.runTag}`, plain);
     this.runs[index] = task;
-    const candidates = this.pool.candidates(declaration.capability!);
+    const candidates = chooseProviders(this.pool, declaration.capability!);
     if (this.listening) {
       this.emit(
         {
@@ -363,10 +361,10 @@ class Run implements MachineCommands {
     const outcome = outcomeOf(error, connection);
     if (outcome instanceof TransportError) {
       if (!outcome.retryable) return this.fail(task, internalError(outcome.message));
-      const resume = { candidate: 0, refusals: [], attempt: 1, connection, failure: outcome.message };
-      return void this.execute(task, candidates, resume);
+      const made = { attempt: 1, connection, failure: outcome.message };
+      return void this.execute(task, candidates, { candidate: 0, refusals: [], made });
     }
-    if (!REFUSALS.includes(outcome.error.code)) return this.fail(task, outcome.error);
+    if (!isRefusal(outcome.error)) return this.fail(task, outcome.error);
     void this.execute(task, candidates, { candidate: 1, refusals: [refusalOf(candidates[0]!, outcome.error)] });
   }
 
@@ -381,79 +379,52 @@ class Run implements MachineCommands {
   private async execute(task: TaskRun, candidates: readonly ProviderConfig[], resume?: Resume): Promise<void> {
     // Caught here rather than by a `catch` on its promise: a promise and a closure less per task.
     try {
-      if (candidates.length === 0) {
-        return this.fail(task, {
-          code: ACMP_ERRORS.capability_not_found,
-          message: `no configured provider offers capability "${task.declaration.capability}"`,
-        });
-      }
+      if (candidates.length === 0) return this.fail(task, noProviderFor(task.declaration.capability!));
       if (!this.machine.isStreamLive(task.index)) {
         const input = this.literalInput(task);
         if (!input.ok) return this.fail(task, input.error);
       }
-      const refusals: TaskError[] = resume?.refusals ?? [];
-      for (let candidate = resume?.candidate ?? 0; candidate < candidates.length; candidate++) {
-        const provider = candidates[candidate]!;
-        // The task stays running but moves on: say where, so that no one reads the refusing provider as the one running it.
-        if (candidate > 0) {
-          this.emit({ type: 'task-state', task_id: task.id, state: 'running', provider_id: provider.id });
-        }
-        const outcome = await this.invokeAt(task, provider, candidate === resume?.candidate ? resume : undefined);
-        if (outcome === undefined) return;
-        if (outcome.ok) return this.complete(task, outcome.value);
+      const taking = await tryCandidates(
+        candidates,
+        (candidate) => {
+          const provider = candidates[candidate]!;
+          // The task stays running but moves on: say where, so that no one reads the refusing provider as the one running it.
+          if (candidate > 0) {
+            this.emit({ type: 'task-state', task_id: task.id, state: 'running', provider_id: provider.id });
+          }
+          const made = candidate === resume?.candidate ? resume.made : undefined;
+          return invokeWithRetries(this.pool, provider, this.retry, task, made);
+        },
         // A provider that already streamed output took the task: its error is the task's.
-        if (!REFUSALS.includes(outcome.error.code) || task.sequencer?.started === true) {
-          return this.fail(task, outcome.error);
-        }
-        refusals.push(refusalOf(provider, outcome.error));
-      }
-      const last = refusals[refusals.length - 1]!;
-      this.fail(task, { ...last, message: `no provider took the task: ${refusals.map((r) => r.message).join('; ')}` });
+        (error) => isRefusal(error) && task.sequencer?.started !== true,
+        resume,
+      );
+      if (taking === undefined) return;
+      if (taking.ok) return this.complete(task, taking.value);
+      this.fail(task, taking.error);
     } catch (error) {
       this.executorFailed(task, error);
     }
   }
 
   /**
-   * One invoke at one provider, sent again with the same wire id on a fresh connection after a transport failure
-   * (bounded, doubling backoff): a provider that honours idempotency never runs it twice. Undefined when the task
-   * ended meanwhile. `resume`: the attempts `sendAtOnce` made already.
+   * One attempt of `task`'s invoke on `connection` (invokePolicy's `invokeWithRetries` makes them): its input made or
+   * awaited, and sent once more without `stream` when the provider refused to stream it. Undefined when the task
+   * ended meanwhile.
    */
-  private async invokeAt(task: TaskRun, provider: ProviderConfig, resume?: Resume): Promise<Outcome | undefined> {
-    let connection = resume?.connection;
-    let failure = resume?.failure ?? '';
-    for (let attempt = resume?.attempt ?? 0; attempt < this.attempts; attempt++) {
-      if (attempt > 0 && !(await this.pause(task, this.backoffMs * 2 ** (attempt - 1)))) return undefined;
-      try {
-        // An open connection is taken as it is: awaiting it would cost every task a turn of the event loop's queue.
-        connection =
-          connection === undefined
-            ? (this.pool.opened(provider) ?? (await this.pool.connection(provider)))
-            : await this.pool.reconnect(provider, connection);
-      } catch (error) {
-        failure = messageOf(error);
-        continue;
-      }
-      if (!task.active) return undefined;
-      const input = this.machine.isStreamLive(task.index)
-        ? await this.inputAt(task, connection)
-        : this.literalInput(task);
-      if (input === undefined) return undefined;
-      if (!input.ok) return input;
-      let answer = await this.send(task, connection, input.input);
-      if (refusedStream(task, answer)) {
-        task.outputStreamRefused = true;
-        task.sequencer = undefined;
-        answer = await this.send(task, connection, input.input);
-      }
-      if (!(answer instanceof TransportError)) return answer;
-      if (!answer.retryable) return { ok: false, error: internalError(answer.message) };
-      failure = answer.message;
+  async attempt(task: TaskRun, connection: ProviderConnection): Promise<Answer | TransportError | undefined> {
+    if (!task.active) return undefined;
+    const input = this.machine.isStreamLive(task.index)
+      ? await this.inputAt(task, connection)
+      : this.literalInput(task);
+    if (input === undefined || !input.ok) return input;
+    let answer = await this.send(task, connection, input.input);
+    if (refusedStream(task, answer)) {
+      task.outputStreamRefused = true;
+      task.sequencer = undefined;
+      answer = await this.send(task, connection, input.input);
     }
-    return {
-      ok: false,
-      error: internalError(`provider "${provider.id}" unreachable after ${this.attempts} attempt(s): ${failure}`),
-    };
+    return answer;
   }
 
   /** The input of `task`'s literal form or source, made once. */
@@ -503,24 +474,16 @@ class Run implements MachineCommands {
     // The deadline counts from the first invoke sent (Layer 1 §3.1: the window in which its result must arrive), not
     // from the provider's start-up; retries and fallbacks stay within it.
     if (task.timeoutMs === undefined) {
-      task.timeoutMs =
-        typeof plain.timeout_ms === 'number' && plain.timeout_ms > 0 ? plain.timeout_ms : DEFAULT_TIMEOUT_MS;
+      task.timeoutMs = timeoutOf(plain);
       this.deadlines.add(task, task.timeoutMs);
     }
     task.inFlight = connection;
     this.machine.providerChosen(task.index, connection.providerId);
     const window = livenessWindow(connection.acmp);
     if (window !== undefined) {
-      task.liveness = setTimeout(
-        () =>
-          this.fail(task, {
-            code: ACMP_ERRORS.timeout,
-            message: `provider "${connection.providerId}" went silent: no heartbeat for ${window} ms (3 × heartbeat_interval_ms)`,
-          }),
-        window,
-      );
+      task.liveness = setTimeout(() => this.fail(task, wentSilent(connection.providerId, window)), window);
     }
-    return invokeParams(task, input, stream);
+    return invokeParams(task.wireId, task.declaration.capability!, plain, input, stream);
   }
 
   /** The answer of the invoke on `connection` came: whether the task still runs to take it. */
@@ -535,7 +498,7 @@ class Run implements MachineCommands {
     task: TaskRun,
     connection: ProviderConnection,
     input: TaskOutput | undefined,
-  ): Promise<Outcome | TransportError | undefined> {
+  ): Promise<Answer | TransportError | undefined> {
     if (!task.active) return undefined;
     const params = this.prepareSend(task, connection, input, this.streams(task, connection));
     // One promise settles with the answer or, through `interrupt`, with the task's end, rather than a race of two.
@@ -603,7 +566,7 @@ class Run implements MachineCommands {
    * input chunks; otherwise it waits for the source's result as usual (Layer 2 §5's fallback).
    */
   private async goLive(source: TaskRun, target: number): Promise<void> {
-    const provider = this.pool.candidates(this.model.tasks[target]!.capability!)[0];
+    const provider = chooseProviders(this.pool, this.model.tasks[target]!.capability!)[0];
     if (provider === undefined) return;
     const connection = await this.pool.connection(provider).catch(() => undefined);
     if (connection === undefined || !streamsInput(connection.acmp) || !source.active) return;
@@ -611,16 +574,11 @@ class Run implements MachineCommands {
   }
 
   private complete(task: TaskRun, result: InvokeResult): void {
-    const output = outputOf(task, result);
-    if (typeof output === 'string') {
-      return this.fail(task, {
-        code: ACMP_ERRORS.internal,
-        message: `provider "${this.machine.providerOf(task.index)}": ${output}`,
-      });
-    }
     const maxPrice = task.declaration.maxPriceCu;
-    this.outputs.keep(task.id, output, this.readers[task.index]!);
-    const facts = completionFacts(result, output, maxPrice);
+    const verdict = judgeResult(this.machine.providerOf(task.index), result, outputOf(task, result), maxPrice);
+    if (!verdict.ok) return this.fail(task, verdict.error);
+    const { facts } = verdict;
+    this.outputs.keep(task.id, verdict.output, this.readers[task.index]!);
     if (this.listening) {
       this.emit({
         type: 'cost',
@@ -628,7 +586,7 @@ class Run implements MachineCommands {
         cost_cu: facts.costCu,
         tokens_used: facts.tokensUsed,
         ...(maxPrice === undefined ? {} : { max_price_cu: maxPrice }),
-        violation: maxPrice !== undefined && facts.costCu > maxPrice,
+        violation: aboveMaxPrice(facts.costCu, maxPrice),
       });
     }
     this.machine.completed(task.index, now(), facts);
@@ -647,14 +605,6 @@ class Run implements MachineCommands {
       this.readers[upstream]!--;
       this.outputs.release(this.model.tasks[upstream]!.id!);
     }
-  }
-
-  /** Waits `ms` before a retry; false when the task ended meanwhile. */
-  private async pause(task: TaskRun, ms: number): Promise<boolean> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, ms))), task.ended()]);
-    clearTimeout(timer);
-    return task.active;
   }
 
   private async end(): Promise<void> {
@@ -688,18 +638,6 @@ class Run implements MachineCommands {
   }
 }
 
-/** The invoke of a task: its carried fields as written (the analysis checked their types), input and flags. */
-function invokeParams(task: TaskRun, input: TaskOutput | undefined, stream: boolean): InvokeParams {
-  const { plain } = task;
-  const params: Record<string, unknown> = { task_id: task.wireId, capability: task.declaration.capability };
-  if (input === undefined) params.input_stream = true;
-  else params.input = input;
-  // Plain reads: no carried field is a property of Object.prototype (a loop, not fromEntries: it is per task).
-  for (const field of CARRIED_FIELDS) if (plain[field] !== undefined) params[field] = plain[field];
-  if (stream) params.stream = true;
-  return params as unknown as InvokeParams;
-}
-
 /** The output a result delivers, or what is wrong with it. */
 function outputOf(task: TaskRun, result: InvokeResult): TaskOutput | string {
   const sequencer = task.sequencer;
@@ -712,58 +650,10 @@ function outputOf(task: TaskRun, result: InvokeResult): TaskOutput | string {
   return resultOutput(result);
 }
 
-/** The output `{type, data}` a result carries (not streamed), or what is wrong with it. */
-export function resultOutput(result: InvokeResult): TaskOutput | string {
-  const output: unknown = result.output;
-  if (output === null || typeof output !== 'object' || !('data' in output) || !('type' in output)) {
-    return 'the result has no output {type, data}';
-  }
-  return typeof output.type === 'string' ? { type: output.type, data: output.data } : 'the output has no string type';
+/** Where `sendAtOnce` left off for `execute`: the candidate to go on with, and the attempts it made at it. */
+interface Resume extends CandidatesFrom {
+  readonly made?: AttemptsMade;
 }
-
-/** The report's facts of a completed invoke: its cost and tokens, its proof, and the protocol violations. */
-export function completionFacts(
-  result: InvokeResult,
-  output: TaskOutput,
-  maxPriceCu: number | undefined,
-): CompletionFacts {
-  const costCu = finiteOrZero(result.cost_cu);
-  const proof = checkProof(result.proof, output);
-  let violations: readonly string[] = NONE;
-  if (maxPriceCu !== undefined && costCu > maxPriceCu)
-    violations = [`cost_cu ${costCu} is above max_price_cu ${maxPriceCu}`];
-  if (proof === 'mismatch') violations = [...violations, 'the result-hash proof does not match the output'];
-  return { costCu, tokensUsed: finiteOrZero(result.tokens_used), proof, violations };
-}
-
-/** Where `sendAtOnce` left off for `execute`: the candidate to go on with, and at it the attempt and its connection. */
-interface Resume {
-  readonly candidate: number;
-  readonly refusals: TaskError[];
-  readonly attempt?: number;
-  readonly connection?: ProviderConnection;
-  readonly failure?: string;
-}
-
-/** What an invoke's rejection means: the provider's error answer, a transport failure, or a fault of the provider. */
-export function outcomeOf(error: unknown, connection: ProviderConnection): Failure | TransportError {
-  if (error instanceof TransportError) return error;
-  if (error instanceof AcmpError) {
-    return {
-      ok: false,
-      error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) },
-    };
-  }
-  return { ok: false, error: internalError(`provider "${connection.providerId}": ${messageOf(error)}`) };
-}
-
-const internalError = (message: string): TaskError => ({ code: ACMP_ERRORS.internal, message });
-
-/** A provider's refusal, named for the message that lists why no provider took the task. */
-const refusalOf = (provider: ProviderConfig, error: TaskError): TaskError => ({
-  ...error,
-  message: `provider "${provider.id}": ${error.message}`,
-});
 
 /** Calls `call` and hands the outcome of its promise (or its synchronous throw) to `done`. */
 function settleWith<T>(call: () => Promise<T>, done: (settled: Settled<T>) => void): void {
@@ -785,7 +675,7 @@ const settle = <T>(call: () => Promise<T>): Promise<Settled<T>> => new Promise((
  * advertising output streaming does not promise it for every capability, a refusal is not an idempotent result, and
  * the edges from this task fall back to its whole result (Layer 2 §5).
  */
-function refusedStream(task: TaskRun, answer: Outcome | TransportError | undefined): boolean {
+function refusedStream(task: TaskRun, answer: Answer | TransportError | undefined): boolean {
   return (
     answer !== undefined &&
     !(answer instanceof TransportError) &&
@@ -811,4 +701,3 @@ function readsAlready(reads: readonly number[], from: number, upstream: number):
   for (let k = from; k < reads.length; k++) if (reads[k] === upstream) return true;
   return false;
 }
-const finiteOrZero = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);

@@ -2,7 +2,7 @@
 // literal input or from the outputs of the tasks its `source` names, with the core's one field-path implementation.
 import { type FieldPathSegment, parseFieldPath, resolveFieldPath } from '../dag/fieldPath';
 import type { TaskDeclaration } from '../dag/model';
-import type { TaskError, TaskOutput } from './protocol';
+import type { TaskError, TaskOutput } from '../protocol/report';
 
 /** The code of a task whose input could not be made (JSON-RPC "invalid params": no invoke was sent). */
 export const INPUT_UNRESOLVED = -32602;

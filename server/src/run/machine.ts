@@ -23,9 +23,17 @@
 //   commands as a list, for drivers that journal them.
 import type { DagModel } from '../dag/model';
 import { takesWholeOutput } from './inputs';
-import type { ProofStatus } from './proof';
-import { ACMP_ERRORS, type TaskError, type TaskOutput } from './protocol';
-import type { Building, FailurePolicy, RunReport, TaskReport, TaskState } from './types';
+import type {
+  ProofStatus,
+  TaskError,
+  TaskOutput,
+  FailurePolicy,
+  RunReport,
+  TaskReport,
+  TaskState,
+} from '../protocol/report';
+import { ACMP_ERRORS } from './protocol';
+import type { Building } from './types';
 
 export const DEFAULT_MAX_CONCURRENCY = 8;
 

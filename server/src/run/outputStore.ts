@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type JsonFileRef, writeJsonFile } from './jsonText';
-import type { TaskOutput } from './protocol';
+import type { TaskOutput } from '../protocol/report';
 
 /** Bytes of outputs (as compact JSON) a run keeps in memory by default. */
 export const DEFAULT_OUTPUT_MEMORY_BYTES = 32 * 1024 * 1024;

@@ -2,7 +2,7 @@
 // provider makes it; the executor checks a provider's against the output it received.
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import type { TaskOutput } from './protocol';
+import type { ProofStatus, TaskOutput } from '../protocol/report';
 
 export const RESULT_HASH = 'result-hash';
 
@@ -11,8 +11,6 @@ export function resultHash(output: TaskOutput): string {
   const canonical = canonicalize({ type: output.type, data: output.data }) ?? '';
   return `sha256:${createHash('sha256').update(canonical, 'utf8').digest('hex')}`;
 }
-
-export type ProofStatus = 'verified' | 'mismatch' | 'absent';
 
 /** Whether a result's proof commits to `output`: absent when the provider sent no result-hash. */
 export function checkProof(proof: { method: string; hash: string } | undefined, output: TaskOutput): ProofStatus {

@@ -1,11 +1,7 @@
 // Layer 1 on the wire, declared once for the buyer (the executor's transports), the built-in provider and `serve`:
-// the `acmp` capability, the messages and the error codes (spec/layer-1-transport.md).
-
-/** A payload: a task's input or output, a chunk of either (Layer 2 §1.1). */
-export interface TaskOutput {
-  readonly type: string;
-  readonly data: unknown;
-}
+// the `acmp` capability, the messages and the error codes (spec/layer-1-transport.md). The payloads and errors
+// themselves are the run's too, declared in protocol/report.ts.
+import type { TaskError, TaskOutput } from '../protocol/report';
 
 /** The `acmp` capability a provider advertises in its MCP `initialize` answer (Layer 1 §1). */
 export interface AcmpCapability {
@@ -92,13 +88,6 @@ export const ACMP_ERRORS = {
   feature_unsupported: -33007,
   internal: -33099,
 } as const;
-
-/** A JSON-RPC error as a task ends with it: an ACMP code (-33xxx), or a transport's. */
-export interface TaskError {
-  readonly code: number;
-  readonly message: string;
-  readonly data?: unknown;
-}
 
 /** A provider answered an invoke with a JSON-RPC error. */
 export class AcmpError extends Error implements TaskError {

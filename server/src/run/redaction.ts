@@ -4,8 +4,7 @@
 // (mcpConnection.ts); this covers outputs, and any run token in any of them.
 import type { ProviderConfig } from '../protocol/settings';
 import { StoredOutput } from './outputStore';
-import type { TaskOutput } from './protocol';
-import type { RunReport, TaskReport } from './types';
+import type { TaskOutput, RunReport, TaskReport } from '../protocol/report';
 
 /** What a token is replaced with, as in errors. */
 export const REDACTED = '[token]';

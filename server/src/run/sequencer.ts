@@ -5,7 +5,8 @@
 import { assembleChunks } from './chunks';
 import { MAX_MESSAGE_BYTES } from './messageLimit';
 import { jsonSizeWithin } from './outputStore';
-import type { ChunkParams, TaskOutput } from './protocol';
+import type { ChunkParams } from './protocol';
+import type { TaskOutput } from '../protocol/report';
 
 /**
  * How much of a stream may wait for a missing chunk, counted as the chunks' JSON text: one message's worth, what a

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
-import type { RunSnapshot } from '../../../client/src/runs';
+import type { RunSnapshot } from '../../../client/src/runSnapshot';
 import { DURABLE_E2E_DAGS } from '../durableDags';
 import { askRunner } from './askRunner';
 import { inBrowser } from './browser';

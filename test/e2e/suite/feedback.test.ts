@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
 import type { RunNode } from '../../../client/src/runTree';
-import type { RunReport } from '../../../server/src/run/types';
+import type { RunReport } from '../../../server/src/protocol/report';
 import { diamondWith } from '../../support/diamond';
 import { hasBrowser, inBrowser } from './browser';
 import { examplePipeline, extension, runDag, runOf, runWhen } from './runHelpers';

@@ -3,9 +3,9 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
-import type { RunSnapshot } from '../../../client/src/runs';
+import type { RunSnapshot } from '../../../client/src/runSnapshot';
+import type { RunReport } from '../../../server/src/protocol/report';
 import type { RunRefusedData } from '../../../server/src/protocol/run';
-import type { RunReport } from '../../../server/src/run/types';
 
 /** The extension under test, by its manifest's `publisher.name`. */
 export const extension = (): vscode.Extension<AcmpApi> => vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!;

@@ -1,9 +1,11 @@
-// The built-in ACMP provider, independent of any transport: the capabilities of catalog.ts with prices, result-hash
-// proofs, idempotency by task_id, output and input streaming and cancellation (Layer 1). connect.ts calls it
-// in-process; serve.ts puts it behind a real MCP server.
+// The built-in ACMP provider, independent of any transport: the capabilities of protocol/builtinCatalog.ts with
+// prices, result-hash proofs, idempotency by task_id, output and input streaming and cancellation (Layer 1).
+// connect.ts calls it in-process; serve.ts puts it behind a real MCP server.
 import Sentiment from 'sentiment';
 import { assembleChunks } from '../chunks';
 import { RESULT_HASH, resultHash } from '../proof';
+import type { TaskOutput } from '../../protocol/report';
+import { BUILTIN_CAPABILITIES, type BuiltinCapabilityName, builtinCapability } from '../../protocol/builtinCatalog';
 import {
   ACMP_ERRORS,
   ACMP_VERSION,
@@ -14,10 +16,8 @@ import {
   type InvokeParams,
   type InvokeResult,
   METHODS,
-  type TaskOutput,
 } from '../protocol';
 import type { Building, InvokeHandlers } from '../types';
-import { BUILTIN_CAPABILITIES, type BuiltinCapabilityName, builtinCapability } from './catalog';
 
 export const BUILTIN_PROVIDER_ID = 'agent:acmp-dag-builtin:local';
 

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DagAnalysis } from '../../dag/analyze';
 import { DEFAULT_MAX_CONCURRENCY } from '../machine';
-import { RunRefused } from '../executor';
+import { refuseDagWithErrors } from '../refused';
 import type { DagRun, RunOptions } from '../types';
 import { type EngineClient, followRun } from './engineClient';
 
@@ -15,8 +15,7 @@ export async function startDurableRun(
   analysis: DagAnalysis,
   options: DurableRunOptions = {},
 ): Promise<DagRun> {
-  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
-  if (errors.length > 0) throw new RunRefused(errors);
+  refuseDagWithErrors(analysis);
   const runId = options.runId ?? `run-${randomUUID()}`;
   await client.submit(runId, analysis.model.dagId ?? '', {
     dag: analysis.document.text,

@@ -20,7 +20,7 @@ import {
   type RunIndexEntry,
   type RunRequest,
 } from './protocol';
-import type { RunEvent, RunReport } from '../types';
+import type { RunEvent, RunReport } from '../../protocol/report';
 import type { JournaledOutput } from './outputStore';
 
 /** The engine answered with an error, most often because no worker registered the run's services: exit code 3. */

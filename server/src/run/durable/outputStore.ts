@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { privateFolder } from '../privateFolder';
-import type { TaskOutput } from '../protocol';
+import type { TaskOutput } from '../../protocol/report';
 import { RUN_RETENTION_MS } from './protocol';
 
 /** Outputs up to this many bytes of JSON stay in the journal. */

@@ -1,29 +1,27 @@
 // One task of a durable run, as the durable step that carries it out (one `ctx.run` of the workflow): its invoke at
-// the providers that may take it, in order (design.md §6), sent again with the same wire task id after a transport
-// failure, within its `timeout_ms` and heartbeat liveness window (Layer 1 §3.1, §3.6), with the cost and proof checks
-// of the in-memory driver. The outcome is what the journal keeps: an output above the journal's size goes to the
+// the providers that may take it, in order, sent again with the same wire task id after a transport failure, and its
+// answer judged by the invoke policy both drivers share (invokePolicy.ts); the invoke waits here within its
+// `timeout_ms` and heartbeat liveness window (Layer 1 §3.1, §3.6). The outcome is what the journal keeps: an output above the journal's size goes to the
 // output store and is kept as a reference (outputStore.ts of this folder). Streaming is not used on this driver.
 // A store that cannot write or give back an output fails the task with what went wrong, as a journaled outcome: an
 // error thrown from a step would make the engine send it again and again while the run waits.
 import {
-  CARRIED_FIELDS,
-  DEFAULT_ATTEMPTS,
-  DEFAULT_BACKOFF_MS,
-  DEFAULT_TIMEOUT_MS,
-  REFUSALS,
-  completionFacts,
+  type Answer,
+  DEFAULT_RETRY,
+  internalError,
+  invokeParams,
+  invokeWithRetries,
+  judgeResult,
+  noProviderFor,
   outcomeOf,
   resultOutput,
-} from '../executor';
-import {
-  ACMP_ERRORS,
-  type InvokeParams,
-  type InvokeResult,
-  type TaskError,
-  type TaskOutput,
-  TransportError,
-  messageOf,
-} from '../protocol';
+  timedOut,
+  timeoutOf,
+  tryCandidates,
+  wentSilent,
+} from '../invokePolicy';
+import { ACMP_ERRORS, type InvokeResult, type TransportError } from '../protocol';
+import type { TaskError, TaskOutput } from '../../protocol/report';
 import { type ProviderPool, acceptsCancel, livenessWindow } from '../routing';
 import type { TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
@@ -71,31 +69,18 @@ const nowIso = (): string => new Date().toISOString();
 export async function runTaskStep(task: TaskStep, context: StepContext): Promise<StepOutcome> {
   if (!task.input.ok) return failure(task.input.error);
   const step: ReadyStep = { ...task, input: task.input.input };
-  if (step.candidates.length === 0) {
-    return failure({
-      code: ACMP_ERRORS.capability_not_found,
-      message: `no configured provider offers capability "${step.capability}"`,
-    });
-  }
-  const timeoutMs =
-    typeof step.plain.timeout_ms === 'number' && step.plain.timeout_ms > 0 ? step.plain.timeout_ms : DEFAULT_TIMEOUT_MS;
+  if (step.candidates.length === 0) return failure(noProviderFor(step.capability));
+  const timeoutMs = timeoutOf(step.plain);
   const deadline = Date.now() + timeoutMs;
-  const refusals: string[] = [];
-  let last: TaskError | undefined;
-  for (const provider of step.candidates) {
-    const answer = await invokeAt(step, provider, context, deadline, timeoutMs);
-    if (answer.ok) return completed(step, provider.id, answer.value, context);
-    if (!REFUSALS.includes(answer.error.code)) return failure(answer.error, provider.id);
-    last = answer.error;
-    refusals.push(`provider "${provider.id}": ${answer.error.message}`);
-  }
-  return failure({ ...last!, message: `no provider took the task: ${refusals.join('; ')}` });
+  const taking = await tryCandidates(step.candidates, (candidate) =>
+    invokeAt(step, step.candidates[candidate]!, context, deadline, timeoutMs),
+  );
+  if (taking.ok) return completed(step, taking.provider.id, taking.value, context);
+  return failure(taking.error, taking.provider?.id);
 }
 
 /** A step whose input is made. */
 type ReadyStep = Omit<TaskStep, 'input'> & { readonly input: TaskOutput };
-
-type Answer = { readonly ok: true; readonly value: InvokeResult } | { readonly ok: false; readonly error: TaskError };
 
 /** One provider: the invoke, sent again with the same wire id on a fresh connection after a transport failure. */
 async function invokeAt(
@@ -105,32 +90,15 @@ async function invokeAt(
   deadline: number,
   timeoutMs: number,
 ): Promise<Answer> {
-  let connection: ProviderConnection | undefined;
-  let lastFailure = '';
-  for (let attempt = 0; attempt < DEFAULT_ATTEMPTS; attempt++) {
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, DEFAULT_BACKOFF_MS * 2 ** (attempt - 1)));
-    if (context.signal.aborted) return cancelledAnswer(context);
-    try {
-      connection =
-        connection === undefined
-          ? await context.pool.connection(provider)
-          : await context.pool.reconnect(provider, connection);
-    } catch (error) {
-      lastFailure = messageOf(error);
-      continue;
-    }
-    const answer = await sendOnce(step, connection, context, deadline, timeoutMs);
-    if (!(answer instanceof TransportError)) return answer;
-    if (!answer.retryable) return { ok: false, error: { code: ACMP_ERRORS.internal, message: answer.message } };
-    lastFailure = answer.message;
-  }
-  return {
-    ok: false,
-    error: {
-      code: ACMP_ERRORS.internal,
-      message: `provider "${provider.id}" unreachable after ${DEFAULT_ATTEMPTS} attempt(s): ${lastFailure}`,
+  if (context.signal.aborted) return cancelledAnswer(context);
+  const answer = await invokeWithRetries(context.pool, provider, DEFAULT_RETRY, {
+    send: (connection) => sendOnce(step, connection, context, deadline, timeoutMs),
+    pause: async (ms) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return !context.signal.aborted;
     },
-  };
+  });
+  return answer ?? cancelledAnswer(context);
 }
 
 const cancelledAnswer = (context: StepContext): Answer => ({
@@ -146,31 +114,16 @@ async function sendOnce(
   deadline: number,
   timeoutMs: number,
 ): Promise<Answer | TransportError> {
-  const params: Record<string, unknown> = { task_id: step.wireTaskId, capability: step.capability, input: step.input };
-  for (const field of CARRIED_FIELDS) if (step.plain[field] !== undefined) params[field] = step.plain[field];
+  const params = invokeParams(step.wireTaskId, step.capability, step.plain, step.input, false);
   const window = livenessWindow(connection.acmp);
   const timers: ReturnType<typeof setTimeout>[] = [];
   let onAbort: (() => void) | undefined;
   const ended = new Promise<Answer>((resolve) => {
     timers.push(
-      setTimeout(
-        () =>
-          resolve({
-            ok: false,
-            error: { code: ACMP_ERRORS.timeout, message: `no result within timeout_ms (${timeoutMs} ms)` },
-          }),
-        Math.max(0, deadline - Date.now()),
-      ),
+      setTimeout(() => resolve({ ok: false, error: timedOut(timeoutMs) }), Math.max(0, deadline - Date.now())),
     );
     if (window !== undefined) {
-      const silent = (): void =>
-        resolve({
-          ok: false,
-          error: {
-            code: ACMP_ERRORS.timeout,
-            message: `provider "${connection.providerId}" went silent: no heartbeat for ${window} ms (3 × heartbeat_interval_ms)`,
-          },
-        });
+      const silent = (): void => resolve({ ok: false, error: wentSilent(connection.providerId, window) });
       timers.push(setTimeout(silent, window));
     }
     onAbort = () => resolve(cancelledAnswer(context));
@@ -179,7 +132,7 @@ async function sendOnce(
   });
   const liveness = timers[1];
   const invoked = connection
-    .invoke(params as unknown as InvokeParams, {
+    .invoke(params, {
       onChunk: () => liveness?.refresh(),
       onHeartbeat: () => liveness?.refresh(),
     })
@@ -209,21 +162,16 @@ function failure(error: TaskError, providerId?: string): StepOutcome {
 }
 
 function completed(step: ReadyStep, providerId: string, result: InvokeResult, context: StepContext): StepOutcome {
-  const output = resultOutput(result);
-  if (typeof output === 'string') {
-    return failure({ code: ACMP_ERRORS.internal, message: `provider "${providerId}": ${output}` }, providerId);
-  }
+  const verdict = judgeResult(providerId, result, resultOutput(result), step.maxPriceCu);
+  if (!verdict.ok) return failure(verdict.error, providerId);
   let kept: JournaledOutput;
   try {
-    kept = keepOutput(output, context.storeDir, step.runId, step.task, context.journalLimitBytes);
+    kept = keepOutput(verdict.output, context.storeDir, step.runId, step.task, context.journalLimitBytes);
   } catch (error) {
     if (!(error instanceof OutputStoreError)) throw error;
-    return failure(
-      { code: ACMP_ERRORS.internal, message: `provider "${providerId}" answered, but ${error.message}` },
-      providerId,
-    );
+    return failure(internalError(`provider "${providerId}" answered, but ${error.message}`), providerId);
   }
-  return { ok: true, at: nowIso(), providerId, output: kept, ...completionFacts(result, output, step.maxPriceCu) };
+  return { ok: true, at: nowIso(), providerId, output: kept, ...verdict.facts };
 }
 
 /**
@@ -240,6 +188,6 @@ export function inputFromStore(
     return resolveInput(declaration, literal, (taskId) => outputOf(upstream(taskId), storeDir));
   } catch (error) {
     if (!(error instanceof OutputStoreError)) throw error;
-    return { ok: false, error: { code: ACMP_ERRORS.internal, message: `its input cannot be made: ${error.message}` } };
+    return { ok: false, error: internalError(`its input cannot be made: ${error.message}`) };
   }
 }

@@ -1,4 +1,4 @@
-// The Restate driver of the run machine (issue 17): one workflow per run, keyed by the run id. The workflow feeds the
+// The Restate driver of the run machine: one workflow per run, keyed by the run id. The workflow feeds the
 // machine (machine.ts) its events in the order the journal gives them and carries out its commands: each launched task
 // is a durable step (`ctx.run`, taskStep.ts) whose outcome is journaled, a completed step is never sent again, and a
 // step in flight when a worker or the server died is sent again with the same wire task id, which the provider
@@ -9,14 +9,15 @@
 // `events` (a shared handler) pages through with a cursor: the engine has no push to clients.
 import * as restate from '@restatedev/restate-sdk';
 import { analyzeDag } from '../../dag/analyze';
+import type { TaskError, TaskOutput, RunEvent, RunReport, TaskState } from '../../protocol/report';
 import type { TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
 import { type InputResolution, resolveInput } from '../inputs';
+import { chooseProviders } from '../invokePolicy';
 import { type MachineCommand, RunMachine, recordCommands } from '../machine';
-import { type TaskError, type TaskOutput, messageOf } from '../protocol';
+import { messageOf } from '../protocol';
 import { Redactor } from '../redaction';
 import type { ProviderPool } from '../routing';
-import type { RunEvent, RunReport, TaskState } from '../types';
 import { type JournaledOutput, isJournaledOutput, isOutputRef, keepRunOutputs, readOutputText } from './outputStore';
 import {
   type ControlAnswer,
@@ -252,7 +253,7 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
       machine.failed(task, input.error, at);
       return;
     }
-    const candidates: readonly ProviderConfig[] = worker.pool.candidates(declaration.capability!);
+    const candidates: readonly ProviderConfig[] = chooseProviders(worker.pool, declaration.capability!);
     if (candidates[0] !== undefined) machine.providerChosen(task, candidates[0].id);
     log.add(
       {

@@ -1,7 +1,7 @@
 // What the built-in provider offers, declared once: its capabilities, what each takes and the shape of what each
 // returns. The editor completes and explains field paths from these shapes before any run; the provider's own
 // tests hold its real outputs to them.
-import type { TaskOutput } from '../protocol';
+import type { TaskOutput } from './report';
 
 export interface BuiltinCapability {
   readonly description: string;

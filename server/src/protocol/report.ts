@@ -1,0 +1,106 @@
+// What a run shows the world, declared once for the engine, the language server, the CLI and every client: task
+// payloads and errors, task states, the run's events and its report (design.md §5-§7).
+
+/** A payload: a task's input or output, a chunk of either (Layer 2 §1.1). */
+export interface TaskOutput {
+  readonly type: string;
+  readonly data: unknown;
+}
+
+/** A JSON-RPC error as a task ends with it: an ACMP code (-33xxx), or a transport's. */
+export interface TaskError {
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+export type TaskState = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type RunStatus = 'completed' | 'failed' | 'cancelled';
+export type FailurePolicy = 'fail-fast' | 'best-effort';
+
+/** Whether a task's `result-hash` proof matched its output (Layer 3): absent when the provider sent none. */
+export type ProofStatus = 'verified' | 'mismatch' | 'absent';
+
+interface EventBase {
+  readonly run_id: string;
+  /** ISO-8601 time of the event. */
+  readonly at: string;
+}
+
+export type RunEvent = EventBase &
+  (
+    | {
+        readonly type: 'run-started';
+        readonly dag_id: string;
+        readonly policy: FailurePolicy;
+        readonly tasks: readonly string[];
+      }
+    | {
+        readonly type: 'task-state';
+        readonly task_id: string;
+        readonly state: TaskState;
+        readonly provider_id?: string;
+        readonly error?: TaskError;
+        /** On a task's end in a batch of events whose `running` it replaced (server/README.md): when it started. */
+        readonly started_at?: string;
+      }
+    | {
+        readonly type: 'chunk';
+        readonly task_id: string;
+        readonly seq: number;
+        readonly final: boolean;
+        readonly chunk: TaskOutput;
+      }
+    | { readonly type: 'heartbeat'; readonly task_id: string; readonly progress?: number; readonly detail?: string }
+    | {
+        readonly type: 'cost';
+        readonly task_id: string;
+        readonly cost_cu: number;
+        readonly tokens_used: number;
+        readonly max_price_cu?: number;
+        /** `cost_cu` above `max_price_cu`: a protocol violation (Layer 1 §3.2). */
+        readonly violation: boolean;
+      }
+    | { readonly type: 'run-finished'; readonly report: RunReport }
+  );
+
+/** One task in the run report (design.md §7). */
+export interface TaskReport {
+  readonly task_id: string;
+  readonly state: TaskState;
+  readonly provider_id?: string;
+  readonly output?: TaskOutput;
+  readonly error?: TaskError;
+  readonly cost_cu?: number;
+  readonly tokens_used?: number;
+  readonly proof: ProofStatus;
+  readonly started_at?: string;
+  readonly finished_at?: string;
+  /** The Layer 1 task_id this run sent for the task (fresh per run, the same across retries). */
+  readonly wire_task_id?: string;
+  /**
+   * Set instead of `output` where the language server left a large output out of what it sent (features/run.ts): its
+   * size as JSON, roughly. The run's `result` leaves it out too.
+   */
+  readonly output_not_sent_bytes?: number;
+  /** The output shown has the run's tokens blanked out (redaction.ts): it is not what the provider sent. */
+  readonly output_redacted?: true;
+  /** Protocol violations the provider committed (e.g. cost above max_price_cu). */
+  readonly violations?: readonly string[];
+}
+
+/** The run report (design.md §7): what `acmp-dag run --json` prints and the language server returns. */
+export interface RunReport {
+  readonly dag_id: string;
+  readonly run_id: string;
+  readonly status: RunStatus;
+  readonly policy: FailurePolicy;
+  readonly started_at: string;
+  readonly finished_at: string;
+  readonly tasks: readonly TaskReport[];
+  /** The outputs of the leaf tasks that completed. */
+  readonly result: Readonly<Record<string, TaskOutput>>;
+  readonly totals: { readonly cost_cu: number; readonly tokens_used: number };
+  /** The edges that streamed (Layer 2 §5); the others waited for the upstream result. */
+  readonly streamed_edges: readonly { readonly from: string; readonly to: string }[];
+}
