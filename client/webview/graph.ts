@@ -1,20 +1,19 @@
 // The graph view's page script: the page's part of the graph (its DOM, the user's input, the messages of the
-// extension) around the drawing (graphCanvas.ts), which runs in a worker on the page's canvases handed over to it
-// (OffscreenCanvas): a webview's page shares its thread with VS Code's window, which a large graph's drawing kept
-// busy. Where there is no worker for it (a DOM without one, as the unit tests'), the drawing runs in the page. The
+// extension) around the drawing (graphMessages.ts and the files it names), which runs in a worker on the page's
+// canvases handed over to it (OffscreenCanvas): a webview's page shares its thread with VS Code's window, which a
+// large graph's drawing kept busy. Where there is no worker for it (a DOM without one, as the unit tests'), the drawing runs in the page. The
 // DAG's text is only ever drawn as text or set as textContent. A harness reads what is drawn from the canvas's data
 // attributes.
 import type { FromGraphPage, ToGraphPage } from '../src/graphPage';
 import {
   type FocusSetting,
   type FromGraphCanvas,
-  type Palette,
   type ToGraphCanvas,
   type ViewSize,
-  clampDepth,
-  paletteOf,
   startGraphCanvas,
-} from './graphCanvas';
+} from './graphMessages';
+import { type Palette, paletteOf } from './graphPalette';
+import { clampDepth } from './graphView';
 import './graph.css';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromGraphPage): void };

@@ -44,39 +44,42 @@ runs / attach / cancel / report: list the engine's runs, follow one, cancel it (
           on it), print its report. Exit codes: 3 the engine does not answer or no worker is registered, 4 no run
           of that id.`;
 
+type Command = (args: string[]) => Promise<number>;
+
+/** Each command's function, loaded with its module when the command runs (one `import()` each: its own chunk). */
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  validate: async () => (await import('./cli/validate.js')).validate,
+  run: async () => (await import('./cli/run.js')).runCommand,
+  serve: async () => (await import('./cli/serve.js')).serveCommand,
+  engine: async () => (await import('./cli/engine.js')).engineCommand,
+  worker: async () => (await import('./cli/worker.js')).workerCommand,
+  runs: async () => (await import('./cli/durable.js')).runsCommand,
+  attach: async () => (await import('./cli/durable.js')).attachCommand,
+  cancel: async () => (await import('./cli/durable.js')).cancelCommand,
+  report: async () => (await import('./cli/durable.js')).reportCommand,
+};
+
+/** What the options that are not commands print. */
+const ANSWERS: Readonly<Record<string, string>> = {
+  '--version': VERSION,
+  '--help': USAGE,
+  '-h': USAGE,
+  help: USAGE,
+};
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
-    switch (command) {
-      case 'validate':
-        return await (await import('./cli/validate.js')).validate(rest);
-      case 'run':
-        return await (await import('./cli/run.js')).runCommand(rest);
-      case 'serve':
-        return await (await import('./cli/serve.js')).serveCommand(rest);
-      case 'engine':
-        return await (await import('./cli/engine.js')).engineCommand(rest);
-      case 'worker':
-        return await (await import('./cli/worker.js')).workerCommand(rest);
-      case 'runs':
-        return await (await import('./cli/durable.js')).runsCommand(rest);
-      case 'attach':
-        return await (await import('./cli/durable.js')).attachCommand(rest);
-      case 'cancel':
-        return await (await import('./cli/durable.js')).cancelCommand(rest);
-      case 'report':
-        return await (await import('./cli/durable.js')).reportCommand(rest);
-      case '--version':
-        process.stdout.write(VERSION + '\n');
-        return 0;
-      case '--help':
-      case '-h':
-      case 'help':
-        process.stdout.write(USAGE + '\n');
-        return 0;
-      default:
-        throw new UsageError(command === undefined ? 'missing command' : `unknown command "${command}"`);
+    if (command !== undefined && Object.hasOwn(ANSWERS, command)) {
+      process.stdout.write(ANSWERS[command] + '\n');
+      return 0;
     }
+    if (command === undefined || !Object.hasOwn(COMMANDS, command)) {
+      throw new UsageError(command === undefined ? 'missing command' : `unknown command "${command}"`);
+    }
+    return await (
+      await COMMANDS[command]!()
+    )(rest);
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`acmp-dag: ${(error as Error).message}\n\n${USAGE}\n`);

@@ -3,6 +3,7 @@
 // run report of design.md §7. Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors or usage.
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
+import type { DagAnalysis } from '../dag/analyze';
 import { analyzeFileText } from '../fileText';
 import { connectProvider } from '../run/connect';
 import { startRun } from '../run/executor';
@@ -10,6 +11,7 @@ import { writeJson } from '../run/jsonText';
 import { outputMemoryFromEnvironment, storedFile } from '../run/outputStore';
 import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunReport } from '../protocol/report';
+import type { ProviderConfig } from '../protocol/settings';
 import { loadProviders } from './providersFile';
 import { progressPrinter, summary } from './runProgress';
 import { onStopSignals, signalExitCode } from './signals';
@@ -66,19 +68,10 @@ export async function runCommand(args: string[]): Promise<number> {
   const providers = await loadProviders(values.providers);
   const file = positionals[0]!;
   const input = readInputFile(file);
-  const { text } = input;
   const analysis = analyzeFileText(input, { keepValue: true });
   if (analysis.diagnostics.some((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge)) {
-    // Positions and the validate command's wording only for a DAG with errors: a clean file's offsets are never indexed.
-    const { fileResult, formatText } = await import('./validate.js');
-    const checked = fileResult(file, text, analysis);
-    const errors = checked.diagnostics.filter((diagnostic) => diagnostic.severity === 1 || checked.analysis.tooLarge);
-    process.stderr.write(
-      `${formatText([{ ...checked, diagnostics: errors }])}\nacmp-dag: not running ${file}: fix its errors first.\n`,
-    );
-    return 2;
+    return refuseDag(file, input.text, analysis);
   }
-
   if (values.engine !== undefined || values.detach) {
     // The worker's providers serve a durable run: this process starts none.
     if (values.providers !== undefined) {
@@ -90,7 +83,7 @@ export async function runCommand(args: string[]): Promise<number> {
     const { runDurable } = await import('./durable.js');
     return runDurable({
       engine: values.engine,
-      text,
+      text: input.text,
       dagId: analysis.model.dagId ?? '',
       policy,
       maxConcurrency,
@@ -98,6 +91,27 @@ export async function runCommand(args: string[]): Promise<number> {
       detach: values.detach,
     });
   }
+  return runHere(analysis, providers, { policy, maxConcurrency, json: values.json });
+}
+
+/** A DAG with errors is not run: its errors, as `validate` prints them, go to stderr (exit code 2). */
+async function refuseDag(file: string, text: string, analysis: DagAnalysis): Promise<number> {
+  // Positions and the validate command's wording only for a DAG with errors: a clean file's offsets are never indexed.
+  const { fileResult, formatText } = await import('./validate.js');
+  const checked = fileResult(file, text, analysis);
+  const errors = checked.diagnostics.filter((diagnostic) => diagnostic.severity === 1 || checked.analysis.tooLarge);
+  process.stderr.write(
+    `${formatText([{ ...checked, diagnostics: errors }])}\nacmp-dag: not running ${file}: fix its errors first.\n`,
+  );
+  return 2;
+}
+
+/** Runs a clean DAG in this process, printing its progress or (--json) its report, until it ends or is stopped. */
+async function runHere(
+  analysis: DagAnalysis,
+  providers: readonly ProviderConfig[],
+  { policy, maxConcurrency, json }: { policy: FailurePolicy; maxConcurrency: number; json: boolean },
+): Promise<number> {
   // The report comes with the tokens blanked out of its outputs; a progress line may quote a task's error.
   const secrets = runSecrets(providers);
   const redactor = new Redactor(secrets);
@@ -111,7 +125,7 @@ export async function runCommand(args: string[]): Promise<number> {
     plainTasks: (analysis.value as { tasks: unknown[] }).tasks,
     secrets,
     ...outputMemoryOption(),
-    ...(values.json ? {} : { onEvent: progressPrinter(write) }),
+    ...(json ? {} : { onEvent: progressPrinter(write) }),
   });
   // Ctrl-C, SIGTERM or SIGHUP cancels the run (in-flight tasks get acmp/cancel), which ends as a cancelled run does; a
   // second signal, or one once the run is over, leaves at once (process.exit: the outputs on disk are removed on exit).
@@ -126,7 +140,7 @@ export async function runCommand(args: string[]): Promise<number> {
   try {
     const report = await run.done;
     stopping = true;
-    if (values.json) {
+    if (json) {
       await printReport(report);
     } else write(summary(report));
     return report.status === 'completed' ? 0 : 1;

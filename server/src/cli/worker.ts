@@ -5,7 +5,7 @@
 // at the same address, and several may serve one deployment behind one address (--advertise).
 import '../run/durable/withResolvers';
 import { createEndpointHandler } from '@restatedev/restate-sdk';
-import { type Http2Session, createServer } from 'node:http2';
+import { type Http2Server, type Http2Session, createServer } from 'node:http2';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connectProvider } from '../run/connect';
@@ -17,6 +17,7 @@ import {
 } from '../run/durable/outputStore';
 import { durableServices } from '../run/durable/workflow';
 import { runSecrets } from '../run/redaction';
+import type { ProviderConfig } from '../protocol/settings';
 import { ProviderPool } from '../run/routing';
 import { EngineUnreachable, engineRequest, parseEngineAddress } from '../run/durable/engineHttp';
 import { addressOption, adminUrlFor, engineOption, identityKeyFor } from './engineUrl';
@@ -50,21 +51,8 @@ export async function workerCommand(args: string[]): Promise<number> {
     throw new UsageError(`--port needs a port number, not "${values.port}"`);
   const providers = await loadProviders(values.providers);
   const pool = new ProviderPool(providers, connectProvider);
-  // A provider the worker cannot reach is said now, not as the failure of every task sent to it.
-  for (const provider of providers) {
-    try {
-      await pool.connection(provider);
-    } catch (error) {
-      process.stderr.write(`acmp-dag worker: cannot reach provider "${provider.id}": ${(error as Error).message}\n`);
-      await pool.closeAll();
-      return 1;
-    }
-  }
   const storeDir = resolve(values.store ?? DEFAULT_STORE_DIR);
-  try {
-    prepareOutputStore(storeDir);
-  } catch (error) {
-    process.stderr.write(`acmp-dag worker: ${(error as Error).message}\n`);
+  if (!(await reachProviders(pool, providers)) || !prepareStore(storeDir)) {
     await pool.closeAll();
     return 1;
   }
@@ -77,19 +65,7 @@ export async function workerCommand(args: string[]): Promise<number> {
     services: durableServices({ pool, storeDir, journalLimitBytes: journalLimit(), secrets: runSecrets(providers) }),
     identityKeys: [identityKey],
   });
-  const server = createServer(handler);
-  // The engine keeps its HTTP/2 sessions open: stopping ends them, and the engine sends what was in flight again.
-  const sessions = new Set<Http2Session>();
-  server.on('session', (session: Http2Session) => {
-    sessions.add(session);
-    session.once('close', () => sessions.delete(session));
-  });
-  await new Promise<void>((listening, fail) => {
-    server.once('error', fail);
-    server.listen(port, '127.0.0.1', () => listening());
-  });
-  const address = server.address();
-  const ownUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}`;
+  const { server, sessions, ownUrl } = await listen(handler, port);
   const uri = values.advertise ?? ownUrl;
   const admin = values.admin === undefined ? adminUrlFor(engine) : addressOption(values.admin, '--admin');
   try {
@@ -113,6 +89,51 @@ export async function workerCommand(args: string[]): Promise<number> {
   // What the SDK may still hold (its timers, a session closing) must not keep a stopped worker alive.
   setTimeout(() => process.exit(0), 1_000).unref();
   return 0;
+}
+
+/** Connects to every provider: one the worker cannot reach is said now, not as the failure of every task sent to it. */
+async function reachProviders(pool: ProviderPool, providers: readonly ProviderConfig[]): Promise<boolean> {
+  for (const provider of providers) {
+    try {
+      await pool.connection(provider);
+    } catch (error) {
+      process.stderr.write(`acmp-dag worker: cannot reach provider "${provider.id}": ${(error as Error).message}\n`);
+      return false;
+    }
+  }
+  return true;
+}
+
+/** Prepares the output store; false (said on stderr) when it cannot be used. */
+function prepareStore(storeDir: string): boolean {
+  try {
+    prepareOutputStore(storeDir);
+    return true;
+  } catch (error) {
+    process.stderr.write(`acmp-dag worker: ${(error as Error).message}\n`);
+    return false;
+  }
+}
+
+/** The worker's HTTP/2 server listening on 127.0.0.1:`port`, with its sessions and its own URL. */
+async function listen(
+  handler: ReturnType<typeof createEndpointHandler>,
+  port: number,
+): Promise<{ server: Http2Server; sessions: Set<Http2Session>; ownUrl: string }> {
+  const server = createServer(handler);
+  // The engine keeps its HTTP/2 sessions open: stopping ends them, and the engine sends what was in flight again.
+  const sessions = new Set<Http2Session>();
+  server.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  await new Promise<void>((listening, fail) => {
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', () => listening());
+  });
+  const address = server.address();
+  const ownUrl = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}`;
+  return { server, sessions, ownUrl };
 }
 
 /** ACMP_JOURNAL_OUTPUT_BYTES: outputs above this size go to the output store (default 64 KiB). */

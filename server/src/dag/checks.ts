@@ -240,32 +240,8 @@ function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
   const numbers = new Int32Array(count);
   for (let d = 0; d < count; d++) numbers[d] = d;
 
-  // A later edge between the same pair is a duplicate: per target, in declaration order, mark each source once.
   const into = adjacency(nodes.length, declaredTo.subarray(0, count), numbers);
-  const markedFor = new Int32Array(nodes.length).fill(-1);
-  const firstOf = new Int32Array(nodes.length);
-  const duplicate = new Uint8Array(declared.length);
-  for (let target = 0; target < nodes.length; target++) {
-    for (let i = into.offsets[target]!; i < into.offsets[target + 1]!; i++) {
-      const d = into.targets[i]!;
-      const source = declaredFrom[d]!;
-      if (markedFor[source] !== target) {
-        markedFor[source] = target;
-        firstOf[source] = d;
-        continue;
-      }
-      duplicate[d] = 1;
-      const edge = declared[d]!;
-      const first = declared[firstOf[source]!]!;
-      emit(
-        'duplicate-edge',
-        'warning',
-        edge.node,
-        `Edge ${JSON.stringify(edge.from)} → ${JSON.stringify(edge.to)} is declared twice (also edge #${first.index + 1}): remove this one.`,
-        [span(first.node, 'the first declaration')],
-      );
-    }
-  }
+  const duplicate = findDuplicateEdges(into, declaredFrom, declared, emit);
   const from = new Int32Array(count);
   const to = new Int32Array(count);
   const edges = new Array<EdgeDeclaration>(count);
@@ -289,6 +265,44 @@ function resolveGraph(model: DagModel, emit: Emit): TaskGraph {
     declared,
     danglingInto,
   };
+}
+
+/**
+ * Marks each edge that repeats an earlier one between the same pair, reporting it: per target, in declaration order,
+ * each source is marked once. `into` groups the edges (numbers into `declaredFrom` and `declared`) by target.
+ */
+function findDuplicateEdges(
+  into: Adjacency,
+  declaredFrom: Int32Array,
+  declared: readonly EdgeDeclaration[],
+  emit: Emit,
+): Uint8Array {
+  const nodeCount = into.offsets.length - 1;
+  const markedFor = new Int32Array(nodeCount).fill(-1);
+  const firstOf = new Int32Array(nodeCount);
+  const duplicate = new Uint8Array(declared.length);
+  for (let target = 0; target < nodeCount; target++) {
+    for (let i = into.offsets[target]!; i < into.offsets[target + 1]!; i++) {
+      const d = into.targets[i]!;
+      const source = declaredFrom[d]!;
+      if (markedFor[source] !== target) {
+        markedFor[source] = target;
+        firstOf[source] = d;
+        continue;
+      }
+      duplicate[d] = 1;
+      const edge = declared[d]!;
+      const first = declared[firstOf[source]!]!;
+      emit(
+        'duplicate-edge',
+        'warning',
+        edge.node,
+        `Edge ${JSON.stringify(edge.from)} → ${JSON.stringify(edge.to)} is declared twice (also edge #${first.index + 1}): remove this one.`,
+        [span(first.node, 'the first declaration')],
+      );
+    }
+  }
+  return duplicate;
 }
 
 function reportDangling(edge: EdgeDeclaration, side: 'from' | 'to', emit: Emit): void {

@@ -4,7 +4,7 @@
 // native JSON.parse checks it and makes the plain value, and the offsets are recorded by one linear pass only when
 // a node is first asked for (a clean file's diagnostics need none). Any other text goes through the recovering
 // parser on jsonc-parser's scanner, one diagnostic per fault. Nothing recurses, so nesting depth is unbounded.
-import { createScanner, ScanError, SyntaxKind } from 'jsonc-parser';
+import { createScanner, type JSONScanner, ScanError, SyntaxKind } from 'jsonc-parser';
 
 export interface StringNode {
   readonly kind: 'string';
@@ -612,277 +612,327 @@ function lineAndColumn(text: string, offset: number): string {
 
 /** Parses any text into the document, recovering from every error; returns the syntax errors. */
 function parseRecovering(text: string, document: JsonDocument): SyntaxError[] {
-  // Without a '/' there can be no comment, and the scanner may skip all trivia itself (much faster).
-  const scanner = createScanner(text, !text.includes('/'));
-  const errors: SyntaxError[] = [];
+  return new RecoveringParser(text, document).parse();
+}
+
+/**
+ * A state machine over the scanner's tokens with an explicit stack of open containers, so nesting depth costs no
+ * call stack. Its steps are methods rather than closures: one parser per parse, nothing allocated per token.
+ */
+class RecoveringParser {
+  private readonly scanner: JSONScanner;
+  private readonly errors: SyntaxError[] = [];
   // Panic mode: after an error, further errors wait until a separator or closer (`:` `,` `}` `]`) has been
   // accepted where one belongs, so one fault gives one diagnostic rather than a cascade: after a missing value
   // (`"from_task": ,"task_a",`) the string that follows is no proof of being back on track.
-  let recovering = false;
-  const report = (offset: number, length: number, message: string): void => {
-    if (recovering) return;
-    errors.push({ offset, length, message });
-    recovering = true;
-  };
+  private recovering = false;
+  private token = SyntaxKind.Unknown as SyntaxKind;
+  private readonly stack: Frame[] = [];
+  // Where the last comma stood, so that a trailing comma is reported on itself.
+  private commaOffset = 0;
+  private hasRoot = false;
 
-  let token = SyntaxKind.Unknown as SyntaxKind;
-  const next = (): SyntaxKind => {
+  constructor(
+    private readonly text: string,
+    private readonly document: JsonDocument,
+  ) {
+    // Without a '/' there can be no comment, and the scanner may skip all trivia itself (much faster).
+    this.scanner = createScanner(text, !text.includes('/'));
+  }
+
+  parse(): SyntaxError[] {
+    if (hasByteOrderMark(this.text)) this.scanner.setPosition(1);
+    this.next();
     for (;;) {
-      token = scanner.scan();
+      const frame = this.stack[this.stack.length - 1];
+      if (frame === undefined) {
+        if (this.atTopLevel()) break;
+      } else if (this.token === SyntaxKind.EOF) this.endOfFileIn(frame);
+      else if (frame.kind === 'object') this.inObject(frame);
+      else this.inArray(frame);
+    }
+    return this.errors;
+  }
+
+  private report(offset: number, length: number, message: string): void {
+    if (this.recovering) return;
+    this.errors.push({ offset, length, message });
+    this.recovering = true;
+  }
+
+  /** Reports an error on the current token. */
+  private reportToken(message: string): void {
+    this.report(this.scanner.getTokenOffset(), this.scanner.getTokenLength(), message);
+  }
+
+  /** Moves to the next token that is not trivia, reporting comments. */
+  private next(): void {
+    for (;;) {
+      const token = this.scanner.scan();
+      this.token = token;
       switch (token) {
         case SyntaxKind.LineCommentTrivia:
         case SyntaxKind.BlockCommentTrivia:
-          if (scanner.getTokenError() === ScanError.UnexpectedEndOfComment) {
-            report(
-              scanner.getTokenOffset(),
-              scanner.getTokenLength(),
-              scanErrorMessages[ScanError.UnexpectedEndOfComment]!,
-            );
+          if (this.scanner.getTokenError() === ScanError.UnexpectedEndOfComment) {
+            this.reportToken(scanErrorMessages[ScanError.UnexpectedEndOfComment]!);
           } else {
-            report(scanner.getTokenOffset(), scanner.getTokenLength(), 'Comments are not allowed in JSON: remove it');
+            this.reportToken('Comments are not allowed in JSON: remove it');
           }
           break;
         case SyntaxKind.LineBreakTrivia:
         case SyntaxKind.Trivia:
           break;
         default:
-          return token;
+          return;
       }
     }
-  };
-  const tokenOffset = (): number => scanner.getTokenOffset();
-  const tokenLength = (): number => scanner.getTokenLength();
-  const accept = (resynchronises = false): void => {
-    const error = scanner.getTokenError();
-    if (error !== ScanError.None) {
-      report(tokenOffset(), tokenLength(), scanErrorMessages[error] ?? 'Invalid token');
-    } else if (resynchronises) {
-      recovering = false;
-    }
-  };
+  }
 
-  const stack: Frame[] = [];
-  // Where the last comma stood, so that a trailing comma is reported on itself.
-  let commaOffset = 0;
-  let hasRoot = false;
+  private accept(resynchronises = false): void {
+    const error = this.scanner.getTokenError();
+    if (error !== ScanError.None) {
+      this.reportToken(scanErrorMessages[error] ?? 'Invalid token');
+    } else if (resynchronises) {
+      this.recovering = false;
+    }
+  }
 
   /** Adds the value that starts at the current token (a container also opens a frame); -1 when none starts. */
-  const startValue = (flags = 0): number => {
-    const offset = tokenOffset();
-    const length = tokenLength();
+  private startValue(flags = 0): number {
+    const offset = this.scanner.getTokenOffset();
+    const length = this.scanner.getTokenLength();
     let index: number;
-    switch (token) {
+    switch (this.token) {
       case SyntaxKind.OpenBraceToken:
-        index = document.add(OBJECT | flags, offset, 1);
-        stack.push({ index, kind: 'object', state: 'firstKey' });
+        index = this.document.add(OBJECT | flags, offset, 1);
+        this.stack.push({ index, kind: 'object', state: 'firstKey' });
         break;
       case SyntaxKind.OpenBracketToken:
-        index = document.add(ARRAY | flags, offset, 1);
-        stack.push({ index, kind: 'array', state: 'firstValue' });
+        index = this.document.add(ARRAY | flags, offset, 1);
+        this.stack.push({ index, kind: 'array', state: 'firstValue' });
         break;
-      case SyntaxKind.StringLiteral: {
-        if (scanner.getTokenError() === ScanError.UnexpectedEndOfString) {
-          // The scanner ran to the end of the line, swallowing the `}` or `,` a person typed after it: end the
-          // string at the first blank or separator instead, and read the rest of the line again.
-          let end = offset + 1;
-          while (end < text.length && !' \t\r\n,:}]'.includes(text[end]!)) end++;
-          report(offset, end - offset, scanErrorMessages[ScanError.UnexpectedEndOfString]!);
-          index = document.add(STRING | flags | DECODED, offset, end - offset);
-          document.decoded.set(index, text.slice(offset + 1, end));
-          scanner.setPosition(end);
-          return index;
-        }
-        const value = scanner.getTokenValue();
-        const raw = length >= 2 && text.charCodeAt(offset + length - 1) === 0x22;
-        const decoded = !raw || text.slice(offset + 1, offset + length - 1) !== value;
-        index = document.add(STRING | flags | (decoded ? DECODED : 0), offset, length);
-        if (decoded) document.decoded.set(index, value);
+      case SyntaxKind.StringLiteral:
+        if (this.scanner.getTokenError() === ScanError.UnexpectedEndOfString) return this.unterminatedString(flags);
+        index = this.addString(flags, offset, length);
         break;
-      }
       case SyntaxKind.NumericLiteral:
-        index = document.add(NUMBER | flags, offset, length);
+        index = this.document.add(NUMBER | flags, offset, length);
         break;
       case SyntaxKind.TrueKeyword:
-        index = document.add(TRUE | flags, offset, length);
+        index = this.document.add(TRUE | flags, offset, length);
         break;
       case SyntaxKind.FalseKeyword:
-        index = document.add(FALSE | flags, offset, length);
+        index = this.document.add(FALSE | flags, offset, length);
         break;
       case SyntaxKind.NullKeyword:
-        index = document.add(NULL | flags, offset, length);
+        index = this.document.add(NULL | flags, offset, length);
         break;
       default:
         return -1;
     }
-    accept();
+    this.accept();
     return index;
-  };
-  const isValueStart = (): boolean =>
-    token === SyntaxKind.OpenBraceToken ||
-    token === SyntaxKind.OpenBracketToken ||
-    token === SyntaxKind.StringLiteral ||
-    token === SyntaxKind.NumericLiteral ||
-    token === SyntaxKind.TrueKeyword ||
-    token === SyntaxKind.FalseKeyword ||
-    token === SyntaxKind.NullKeyword;
+  }
 
-  const close = (): void => {
-    const frame = stack.pop()!;
-    document.close(frame.index, tokenOffset() + tokenLength(), true);
-    accept(true);
-  };
+  private addString(flags: number, offset: number, length: number): number {
+    const value = this.scanner.getTokenValue();
+    const raw = length >= 2 && this.text.charCodeAt(offset + length - 1) === 0x22;
+    const decoded = !raw || this.text.slice(offset + 1, offset + length - 1) !== value;
+    const index = this.document.add(STRING | flags | (decoded ? DECODED : 0), offset, length);
+    if (decoded) this.document.decoded.set(index, value);
+    return index;
+  }
 
-  const describe = (): string =>
-    token === SyntaxKind.EOF ? 'end of file' : `'${text.substr(tokenOffset(), Math.min(tokenLength(), 20))}'`;
+  /**
+   * The scanner ran to the end of the line, swallowing the `}` or `,` a person typed after the string: end it at the
+   * first blank or separator instead, and read the rest of the line again.
+   */
+  private unterminatedString(flags: number): number {
+    const text = this.text;
+    const offset = this.scanner.getTokenOffset();
+    let end = offset + 1;
+    while (end < text.length && !' \t\r\n,:}]'.includes(text[end]!)) end++;
+    this.report(offset, end - offset, scanErrorMessages[ScanError.UnexpectedEndOfString]!);
+    const index = this.document.add(STRING | flags | DECODED, offset, end - offset);
+    this.document.decoded.set(index, text.slice(offset + 1, end));
+    this.scanner.setPosition(end);
+    return index;
+  }
 
-  if (hasByteOrderMark(text)) scanner.setPosition(1);
-  next();
-  for (;;) {
-    const frame = stack[stack.length - 1];
-    if (frame === undefined) {
-      if (token === SyntaxKind.EOF) {
-        if (!hasRoot) report(0, 0, 'Expected a JSON object with "dag_id", "tasks" and "edges"');
-        break;
-      }
-      if (hasRoot) {
-        report(
-          tokenOffset(),
-          text.length - tokenOffset(),
-          'End of file expected: remove the text after the top-level value',
-        );
-        break;
-      }
-      if (startValue() === -1) report(tokenOffset(), tokenLength(), `Value expected, found ${describe()}`);
-      else hasRoot = true;
-      next();
-      continue;
+  private isValueStart(): boolean {
+    const token = this.token;
+    return (
+      token === SyntaxKind.OpenBraceToken ||
+      token === SyntaxKind.OpenBracketToken ||
+      token === SyntaxKind.StringLiteral ||
+      token === SyntaxKind.NumericLiteral ||
+      token === SyntaxKind.TrueKeyword ||
+      token === SyntaxKind.FalseKeyword ||
+      token === SyntaxKind.NullKeyword
+    );
+  }
+
+  /** Closes the innermost container at the current token, its closer. */
+  private close(): void {
+    const frame = this.stack.pop()!;
+    this.document.close(frame.index, this.scanner.getTokenOffset() + this.scanner.getTokenLength(), true);
+    this.accept(true);
+  }
+
+  private describe(): string {
+    if (this.token === SyntaxKind.EOF) return 'end of file';
+    return `'${this.text.substr(this.scanner.getTokenOffset(), Math.min(this.scanner.getTokenLength(), 20))}'`;
+  }
+
+  /** Outside every container: the top-level value, or the end. Returns whether parsing is done. */
+  private atTopLevel(): boolean {
+    if (this.token === SyntaxKind.EOF) {
+      if (!this.hasRoot) this.report(0, 0, 'Expected a JSON object with "dag_id", "tasks" and "edges"');
+      return true;
     }
-
-    if (token === SyntaxKind.EOF) {
-      const opener = frame.kind === 'object' ? "'}'" : "']'";
-      report(
-        text.length,
-        0,
-        `Unexpected end of file: expected ${opener} to close the ${frame.kind} opened at ${lineAndColumn(text, document.offsets[frame.index]!)}`,
-      );
-      // Every open container ends here, unclosed, innermost first.
-      while (stack.length > 0) document.close(stack.pop()!.index, text.length, false);
-      continue;
+    if (this.hasRoot) {
+      const offset = this.scanner.getTokenOffset();
+      this.report(offset, this.text.length - offset, 'End of file expected: remove the text after the top-level value');
+      return true;
     }
+    if (this.startValue() === -1) this.reportToken(`Value expected, found ${this.describe()}`);
+    else this.hasRoot = true;
+    this.next();
+    return false;
+  }
 
-    if (frame.kind === 'object') {
-      switch (frame.state) {
-        case 'firstKey':
-        case 'key':
-          if (token === SyntaxKind.StringLiteral) {
-            startValue(KEY);
-            frame.state = 'colon';
-            next();
-          } else if (token === SyntaxKind.CloseBraceToken) {
-            if (frame.state === 'key') report(commaOffset, 1, 'Trailing comma: remove it (JSON allows none)');
-            close();
-            next();
-          } else {
-            report(tokenOffset(), tokenLength(), `Property name expected, found ${describe()}`);
-            if (token === SyntaxKind.CommaToken) frame.state = 'key';
-            else if (token === SyntaxKind.CloseBracketToken) {
-              close();
-            } else if (isValueStart()) {
-              // A value where a key belongs: skip it as a whole.
-              startValue(STRAY);
-              frame.state = 'commaOrEnd';
-            }
-            next();
-          }
-          break;
-        case 'colon':
-          if (token === SyntaxKind.ColonToken) {
-            accept(true);
-            frame.state = 'value';
-            next();
-          } else {
-            report(tokenOffset(), tokenLength(), `Colon expected after property name, found ${describe()}`);
-            // A string with neither colon nor value after it is no key: a value out of place, or a key being typed.
-            const key = document.count - 1;
-            if (!isValueStart()) document.kinds[key] = (document.kinds[key]! & ~KEY) | STRAY;
-            if (isValueStart()) frame.state = 'value';
-            else if (token === SyntaxKind.CloseBraceToken) {
-              close();
-              next();
-            } else if (token === SyntaxKind.CommaToken) {
-              frame.state = 'key';
-              next();
-            } else next();
-          }
-          break;
-        case 'value':
-          if (startValue() !== -1) {
-            frame.state = 'commaOrEnd';
-            next();
-          } else {
-            report(tokenOffset(), tokenLength(), `Value expected, found ${describe()}`);
-            if (token === SyntaxKind.CloseBraceToken) close();
-            else if (token === SyntaxKind.CommaToken) frame.state = 'key';
-            next();
-          }
-          break;
-        case 'commaOrEnd':
-          if (token === SyntaxKind.CommaToken) {
-            commaOffset = tokenOffset();
-            accept(true);
-            frame.state = 'key';
-            next();
-          } else if (token === SyntaxKind.CloseBraceToken) {
-            close();
-            next();
-          } else if (token === SyntaxKind.StringLiteral) {
-            report(tokenOffset(), tokenLength(), 'Comma expected between properties');
-            frame.state = 'key';
-          } else {
-            report(tokenOffset(), tokenLength(), `Expected ',' or '}', found ${describe()}`);
-            if (token === SyntaxKind.CloseBracketToken && stack.length > 1) close();
-            next();
-          }
-          break;
-      }
-    } else {
-      switch (frame.state) {
-        case 'firstValue':
-        case 'value': {
-          if (token === SyntaxKind.CloseBracketToken) {
-            if (frame.state === 'value') report(commaOffset, 1, 'Trailing comma: remove it (JSON allows none)');
-            close();
-            next();
-            break;
-          }
-          if (startValue() !== -1) frame.state = 'commaOrEnd';
-          else {
-            report(tokenOffset(), tokenLength(), `Value expected, found ${describe()}`);
-            if (token === SyntaxKind.CloseBraceToken && stack.length > 1) close();
-          }
-          next();
-          break;
+  /** The text ends inside `frame`: every open container ends there, unclosed, innermost first. */
+  private endOfFileIn(frame: Frame): void {
+    const text = this.text;
+    const opener = frame.kind === 'object' ? "'}'" : "']'";
+    const openedAt = lineAndColumn(text, this.document.offsets[frame.index]!);
+    this.report(
+      text.length,
+      0,
+      `Unexpected end of file: expected ${opener} to close the ${frame.kind} opened at ${openedAt}`,
+    );
+    while (this.stack.length > 0) this.document.close(this.stack.pop()!.index, text.length, false);
+  }
+
+  private inObject(frame: Frame & { kind: 'object' }): void {
+    switch (frame.state) {
+      case 'firstKey':
+      case 'key':
+        this.expectKey(frame);
+        break;
+      case 'colon':
+        this.expectColon(frame);
+        break;
+      case 'value':
+        if (this.startValue() !== -1) frame.state = 'commaOrEnd';
+        else {
+          this.reportToken(`Value expected, found ${this.describe()}`);
+          if (this.token === SyntaxKind.CloseBraceToken) this.close();
+          else if (this.token === SyntaxKind.CommaToken) frame.state = 'key';
         }
-        case 'commaOrEnd':
-          if (token === SyntaxKind.CommaToken) {
-            commaOffset = tokenOffset();
-            accept(true);
-            frame.state = 'value';
-            next();
-          } else if (token === SyntaxKind.CloseBracketToken) {
-            close();
-            next();
-          } else if (isValueStart()) {
-            report(tokenOffset(), tokenLength(), 'Comma expected between array elements');
-            frame.state = 'value';
-          } else {
-            report(tokenOffset(), tokenLength(), `Expected ',' or ']', found ${describe()}`);
-            if (token === SyntaxKind.CloseBraceToken && stack.length > 1) close();
-            next();
-          }
-          break;
-      }
+        this.next();
+        break;
+      case 'commaOrEnd':
+        this.expectCommaOrEnd(frame);
+        break;
     }
   }
-  return errors;
+
+  private inArray(frame: Frame & { kind: 'array' }): void {
+    switch (frame.state) {
+      case 'firstValue':
+      case 'value':
+        if (this.token === SyntaxKind.CloseBracketToken) {
+          this.closeList(frame.state === 'value');
+          return;
+        }
+        if (this.startValue() !== -1) frame.state = 'commaOrEnd';
+        else {
+          this.reportToken(`Value expected, found ${this.describe()}`);
+          if (this.token === SyntaxKind.CloseBraceToken && this.stack.length > 1) this.close();
+        }
+        this.next();
+        break;
+      case 'commaOrEnd':
+        this.expectCommaOrEnd(frame);
+        break;
+    }
+  }
+
+  /** The closer of the innermost container, after its first member slot or (`afterComma`) after a comma. */
+  private closeList(afterComma: boolean): void {
+    if (afterComma) this.report(this.commaOffset, 1, 'Trailing comma: remove it (JSON allows none)');
+    this.close();
+    this.next();
+  }
+
+  private expectKey(frame: Frame & { kind: 'object' }): void {
+    if (this.token === SyntaxKind.StringLiteral) {
+      this.startValue(KEY);
+      frame.state = 'colon';
+    } else if (this.token === SyntaxKind.CloseBraceToken) {
+      this.closeList(frame.state === 'key');
+      return;
+    } else {
+      this.reportToken(`Property name expected, found ${this.describe()}`);
+      if (this.token === SyntaxKind.CommaToken) frame.state = 'key';
+      else if (this.token === SyntaxKind.CloseBracketToken) this.close();
+      else if (this.isValueStart()) {
+        // A value where a key belongs: skip it as a whole.
+        this.startValue(STRAY);
+        frame.state = 'commaOrEnd';
+      }
+    }
+    this.next();
+  }
+
+  private expectColon(frame: Frame & { kind: 'object' }): void {
+    if (this.token === SyntaxKind.ColonToken) {
+      this.accept(true);
+      frame.state = 'value';
+      this.next();
+      return;
+    }
+    this.reportToken(`Colon expected after property name, found ${this.describe()}`);
+    if (this.isValueStart()) {
+      frame.state = 'value';
+      return;
+    }
+    // A string with neither colon nor value after it is no key: a value out of place, or a key being typed.
+    const document = this.document;
+    const key = document.count - 1;
+    document.kinds[key] = (document.kinds[key]! & ~KEY) | STRAY;
+    if (this.token === SyntaxKind.CloseBraceToken) this.close();
+    else if (this.token === SyntaxKind.CommaToken) frame.state = 'key';
+    this.next();
+  }
+
+  /** After a member of either container: a comma, its closer, or (reported) a member without a comma before it. */
+  private expectCommaOrEnd(frame: Frame): void {
+    const inObject = frame.kind === 'object';
+    const token = this.token;
+    if (token === SyntaxKind.CommaToken) {
+      this.commaOffset = this.scanner.getTokenOffset();
+      this.accept(true);
+      this.expectMember(frame);
+      this.next();
+    } else if (token === (inObject ? SyntaxKind.CloseBraceToken : SyntaxKind.CloseBracketToken)) {
+      this.close();
+      this.next();
+    } else if (inObject ? token === SyntaxKind.StringLiteral : this.isValueStart()) {
+      this.reportToken(inObject ? 'Comma expected between properties' : 'Comma expected between array elements');
+      this.expectMember(frame);
+    } else {
+      this.reportToken(`Expected ',' or '${inObject ? '}' : ']'}', found ${this.describe()}`);
+      const otherCloser = inObject ? SyntaxKind.CloseBracketToken : SyntaxKind.CloseBraceToken;
+      if (token === otherCloser && this.stack.length > 1) this.close();
+      this.next();
+    }
+  }
+
+  /** The container now expects its next member: a key, or an element. */
+  private expectMember(frame: Frame): void {
+    if (frame.kind === 'object') frame.state = 'key';
+    else frame.state = 'value';
+  }
 }

@@ -174,28 +174,30 @@ function place(layer: Item[], wanted: readonly number[]): void {
   });
 }
 
-export function layeredLayout(nodeCount: number, edges: readonly LayoutEdge[]): GraphLayout {
-  const back = backEdges(nodeCount, edges);
-  const layerOf = longestPathLayers(nodeCount, edges, back);
-  let layerCount = 0;
-  for (let n = 0; n < nodeCount; n++) layerCount = Math.max(layerCount, layerOf[n]! + 1);
+const itemOf = (node: number, order: number): Item => ({ node, order, up: [], down: [], position: 0, key: 0, x: 0 });
+
+/** The layers' items: every node in its layer, and a lane in each layer an edge passes through. */
+interface LayeredItems {
+  readonly layers: Item[][];
+  /** The item of each node. */
+  readonly nodes: Item[];
+  /** The lanes of each edge, from its upper end down. */
+  readonly lanes: Item[][];
+}
+
+function layerItems(
+  edges: readonly LayoutEdge[],
+  back: Uint8Array,
+  layerOf: Int32Array,
+  layerCount: number,
+): LayeredItems {
   const layers: Item[][] = Array.from({ length: layerCount }, () => []);
-  const itemOf = (node: number, order: number): Item => ({
-    node,
-    order,
-    up: [],
-    down: [],
-    position: 0,
-    key: 0,
-    x: 0,
-  });
   const nodes: Item[] = [];
-  for (let n = 0; n < nodeCount; n++) {
+  for (let n = 0; n < layerOf.length; n++) {
     const item = itemOf(n, n);
     nodes.push(item);
     layers[layerOf[n]!]!.push(item);
   }
-  // The lanes of each edge, from its upper end down.
   const lanes: Item[][] = edges.map(({ from, to }, e) => {
     if (from === to) return [];
     const [upper, lower] = back[e] ? [to, from] : [from, to];
@@ -213,8 +215,13 @@ export function layeredLayout(nodeCount: number, edges: readonly LayoutEdge[]): 
     nodes[lower]!.up.push(above);
     return path;
   });
+  return { layers, nodes, lanes };
+}
+
+/** Orders each layer: document order first, then sweeps that bring neighbours together. */
+function orderLayers(layers: Item[][]): void {
   for (const layer of layers) {
-    // Document order first: nodes by index, each lane after the nodes its edge comes from.
+    // Nodes by index, each lane after the nodes its edge comes from.
     layer.sort((a, b) => a.order - b.order || (a.node === -1 ? 1 : 0) - (b.node === -1 ? 1 : 0));
     layer.forEach((item, position) => (item.position = position));
   }
@@ -223,7 +230,10 @@ export function layeredLayout(nodeCount: number, edges: readonly LayoutEdge[]): 
     sweep(layers, 'up');
   }
   sweep(layers, 'down');
+}
 
+/** Gives every item its x, from 0 at the leftmost; returns the width of the whole. */
+function placeLayers(layers: Item[][]): number {
   // Each item as near as it may to the middle of its neighbours above, then below, then above again.
   for (const layer of layers) place(layer, []);
   const directions = ['down', 'up', 'down'] as const;
@@ -249,38 +259,58 @@ export function layeredLayout(nodeCount: number, edges: readonly LayoutEdge[]): 
     width = Math.max(width, last.x + sizeOf(last));
   }
   if (left !== Infinity) for (const layer of layers) for (const item of layer) item.x -= left;
-  width -= left === Infinity ? 0 : left;
+  return width - (left === Infinity ? 0 : left);
+}
 
-  const top = (layer: number): number => layer * (BOX_HEIGHT + LAYER_GAP);
-  const boxes: number[] = [];
-  for (const item of nodes) boxes.push(item.x, top(layerOf[item.node]!));
-  const routes = edges.map(({ from, to }, e): number[] => {
+const layerTop = (layer: number): number => layer * (BOX_HEIGHT + LAYER_GAP);
+
+/** The polyline of each edge, from its source to its target, through its lanes. */
+function routeEdges(
+  edges: readonly LayoutEdge[],
+  back: Uint8Array,
+  layerOf: Int32Array,
+  items: LayeredItems,
+): number[][] {
+  const { nodes, lanes } = items;
+  return edges.map(({ from, to }, e): number[] => {
     const x = nodes[from]!.x;
-    const y = top(layerOf[from]!);
+    const y = layerTop(layerOf[from]!);
     if (from === to) {
       const [upper, lower] = [y + BOX_HEIGHT / 3, y + (2 * BOX_HEIGHT) / 3];
       const right = x + BOX_WIDTH;
       return [right, upper, right + SELF_LOOP_REACH, upper, right + SELF_LOOP_REACH, lower, right, lower];
     }
     const [upper, lower] = back[e] ? [to, from] : [from, to];
-    const route = [nodes[upper]!.x + BOX_WIDTH / 2, top(layerOf[upper]!) + BOX_HEIGHT];
+    const route = [nodes[upper]!.x + BOX_WIDTH / 2, layerTop(layerOf[upper]!) + BOX_HEIGHT];
     lanes[e]!.forEach((lane, k) => {
-      const laneTop = top(layerOf[upper]! + 1 + k);
+      const laneTop = layerTop(layerOf[upper]! + 1 + k);
       const middle = lane.x + LANE_WIDTH / 2;
       route.push(middle, laneTop, middle, laneTop + BOX_HEIGHT);
     });
-    route.push(nodes[lower]!.x + BOX_WIDTH / 2, top(layerOf[lower]!));
+    route.push(nodes[lower]!.x + BOX_WIDTH / 2, layerTop(layerOf[lower]!));
     if (!back[e]) return route;
     const reversed: number[] = [];
     for (let p = route.length - 2; p >= 0; p -= 2) reversed.push(route[p]!, route[p + 1]!);
     return reversed;
   });
+}
+
+export function layeredLayout(nodeCount: number, edges: readonly LayoutEdge[]): GraphLayout {
+  const back = backEdges(nodeCount, edges);
+  const layerOf = longestPathLayers(nodeCount, edges, back);
+  let layerCount = 0;
+  for (let n = 0; n < nodeCount; n++) layerCount = Math.max(layerCount, layerOf[n]! + 1);
+  const items = layerItems(edges, back, layerOf, layerCount);
+  orderLayers(items.layers);
+  const width = placeLayers(items.layers);
+  const boxes: number[] = [];
+  for (const item of items.nodes) boxes.push(item.x, layerTop(layerOf[item.node]!));
   const selfLoops = edges.some(({ from, to }) => from === to) ? SELF_LOOP_REACH : 0;
   return {
     width: width + selfLoops,
-    height: layerCount === 0 ? 0 : top(layerCount - 1) + BOX_HEIGHT,
+    height: layerCount === 0 ? 0 : layerTop(layerCount - 1) + BOX_HEIGHT,
     boxes,
-    routes,
+    routes: routeEdges(edges, back, layerOf, items),
   };
 }
 

@@ -25,42 +25,47 @@ const analysisOptions = (settings: Settings): AnalysisOptions => ({
   knownCapabilities: knownCapabilities(settings.providers),
 });
 
-export function registerDiagnostics({
-  connection,
-  documents,
-  analyses,
-  settingsFor,
-  likelySettingsFor,
-}: FeatureContext): {
+/** Publishes the analysis of the document with these options, unless a newer version or a close overtook it. */
+function publish(
+  { connection, documents, analyses }: FeatureContext,
+  document: TextDocument,
+  options: AnalysisOptions,
+): void {
+  const current = documents.get(document.uri);
+  if (current === undefined || current.version !== document.version) return;
+  const analysis = analyses.get(current, options);
+  const sent = connection.sendDiagnostics({
+    uri: document.uri,
+    version: document.version,
+    diagnostics: analysis.diagnostics.map((diagnostic) => toLspDiagnostic(document, diagnostic)),
+  });
+  // While the user reads the diagnostics, index the text's offsets and the task ids, so the first completion,
+  // hover or rename after an edit answers as fast as the ones after it (10,000 tasks: the first hover after an open
+  // 35 ms with it, about 50 without). Only once the diagnostics are written: the connection writes a message in a
+  // later turn when another (the settings request) is being written, and the indexing, 30 ms at 10,000 tasks,
+  // would come first.
+  // A send fails only when the connection is gone, and then nothing is asked of the index.
+  sent.then(
+    () => {
+      if (documents.get(document.uri)?.version !== document.version) return;
+      prepareForRequests(analysis);
+      warmUpAnalysisOnce(prepareForRequests, collectYoungGarbageSoon);
+    },
+    () => undefined,
+  );
+}
+
+/** The wait after an edit: a third of the last analysis time, within DIAGNOSTICS_DEBOUNCE_MS; none before the first. */
+const debounceMs = (lastMs: number | undefined): number =>
+  lastMs === undefined
+    ? 0
+    : Math.min(DIAGNOSTICS_DEBOUNCE_MS.max, Math.max(DIAGNOSTICS_DEBOUNCE_MS.min, Math.round(lastMs / 3)));
+
+export function registerDiagnostics(context: FeatureContext): {
   revalidateAll(): void;
 } {
+  const { connection, documents, analyses, settingsFor, likelySettingsFor } = context;
   const timers = new Map<string, NodeJS.Timeout>();
-
-  /** Publishes the analysis of the document with these options, unless a newer version or a close overtook it. */
-  const publish = (document: TextDocument, options: AnalysisOptions): void => {
-    const current = documents.get(document.uri);
-    if (current === undefined || current.version !== document.version) return;
-    const analysis = analyses.get(current, options);
-    const sent = connection.sendDiagnostics({
-      uri: document.uri,
-      version: document.version,
-      diagnostics: analysis.diagnostics.map((diagnostic) => toLspDiagnostic(document, diagnostic)),
-    });
-    // While the user reads the diagnostics, index the text's offsets and the task ids, so the first completion,
-    // hover or rename after an edit answers as fast as the ones after it (10,000 tasks: the first hover after an open
-    // 35 ms with it, about 50 without). Only once the diagnostics are written: the connection writes a message in a
-    // later turn when another (the settings request) is being written, and the indexing, 30 ms at 10,000 tasks,
-    // would come first.
-    // A send fails only when the connection is gone, and then nothing is asked of the index.
-    sent.then(
-      () => {
-        if (documents.get(document.uri)?.version !== document.version) return;
-        prepareForRequests(analysis);
-        warmUpAnalysisOnce(prepareForRequests, collectYoungGarbageSoon);
-      },
-      () => undefined,
-    );
-  };
 
   // The settings round trip to the client overlaps the analysis: it runs with the settings most likely the
   // document's, and again only when the answer changes what the analysis uses.
@@ -68,9 +73,10 @@ export function registerDiagnostics({
     const asked = settingsFor(document.uri);
     const likely = likelySettingsFor(document.uri);
     const guessed = likely === undefined ? undefined : analysisOptions(likely);
-    if (guessed !== undefined) publish(document, guessed);
+    if (guessed !== undefined) publish(context, document, guessed);
     const options = analysisOptions(await asked);
-    if (guessed === undefined || JSON.stringify(options) !== JSON.stringify(guessed)) publish(document, options);
+    if (guessed === undefined || JSON.stringify(options) !== JSON.stringify(guessed))
+      publish(context, document, options);
   };
 
   const schedule = (document: TextDocument, delay: number): void => {
@@ -86,13 +92,7 @@ export function registerDiagnostics({
 
   // Fired on open too, where the document has no analysis yet.
   documents.onDidChangeContent(({ document }) => {
-    const lastMs = analyses.durationOf(document.uri);
-    schedule(
-      document,
-      lastMs === undefined
-        ? 0
-        : Math.min(DIAGNOSTICS_DEBOUNCE_MS.max, Math.max(DIAGNOSTICS_DEBOUNCE_MS.min, Math.round(lastMs / 3))),
-    );
+    schedule(document, debounceMs(analyses.durationOf(document.uri)));
   });
   documents.onDidClose((event) => {
     clearTimeout(timers.get(event.document.uri));

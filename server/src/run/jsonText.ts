@@ -118,6 +118,38 @@ function stringifiedAt(value: object, depth: number): string {
 }
 
 /**
+ * Starts writing `value` at `indent`: returns its whole text, or the file that holds it, or '' when it opened a frame
+ * on `stack` (a container written member by member).
+ */
+function startValue(
+  value: unknown,
+  indent: string,
+  stack: Frame[],
+  fileOf: ((value: object) => JsonFileRef | undefined) | undefined,
+): string | JsonFileRef {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  const file = fileOf?.(value);
+  if (file !== undefined) return file;
+  if (smallSize(value, fileOf) >= 0) return stringifiedAt(value, indent.length / GAP.length);
+  if (Array.isArray(value)) {
+    stack.push({ container: value, keys: undefined, length: value.length, next: 0, opened: false, indent });
+  } else if (boxed(value)) {
+    return JSON.stringify(value);
+  } else {
+    const keys = Object.keys(value);
+    stack.push({
+      container: value as Record<string, unknown>,
+      keys,
+      length: keys.length,
+      next: 0,
+      opened: false,
+      indent,
+    });
+  }
+  return '';
+}
+
+/**
  * The pieces of JSON.stringify(value, null, 2), in order. `fileOf` names the values whose text is in a file: their
  * text is copied from it (its line breaks followed by the indentation of the place it goes to).
  */
@@ -129,31 +161,13 @@ export function* jsonPieces(value: unknown, fileOf?: (value: object) => JsonFile
   let indent = '';
   for (;;) {
     // `next` is a value to write at `indent` (its key or slot is written); then the innermost open container goes on.
-    if (next === null || typeof next !== 'object') {
-      text += JSON.stringify(next);
+    const started = startValue(next, indent, stack, fileOf);
+    if (typeof started === 'string') {
+      text += started;
     } else {
-      const file = fileOf?.(next);
-      if (file !== undefined) {
-        if (text !== '') yield text;
-        text = '';
-        yield { file, indent };
-      } else if (smallSize(next, fileOf) >= 0) {
-        text += stringifiedAt(next, indent.length / GAP.length);
-      } else if (Array.isArray(next)) {
-        stack.push({ container: next, keys: undefined, length: next.length, next: 0, opened: false, indent });
-      } else if (boxed(next)) {
-        text += JSON.stringify(next);
-      } else {
-        const keys = Object.keys(next);
-        stack.push({
-          container: next as Record<string, unknown>,
-          keys,
-          length: keys.length,
-          next: 0,
-          opened: false,
-          indent,
-        });
-      }
+      if (text !== '') yield text;
+      text = '';
+      yield { file: started, indent };
     }
     if (text.length >= PIECE_CHARS) {
       yield text;

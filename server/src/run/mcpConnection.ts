@@ -87,20 +87,49 @@ interface McpTransport {
   readonly oversized: (error: Error) => boolean;
 }
 
+/** What the parts of a connection share: its session, its end, and how it turns failures into errors. */
+interface Session {
+  /** How errors name the provider. */
+  readonly name: string;
+  readonly buyer: AcmpBuyer;
+  readonly ending: Ending;
+  /** Settles once the transport closed. */
+  readonly closed: Promise<void>;
+  /** The connection is gone or no longer to be trusted (garbage, an unknown response id, ...): end it now. */
+  readonly fail: (reason: string, retryable?: boolean) => TransportError;
+  /** The error an invoke or notification ends with: the provider's answer, or why the connection ended. */
+  readonly errorOf: (error: unknown) => Error;
+}
+
 async function connectMcp(
   provider: ProviderConfig,
-  { transport, closedReason, endSession, oversized }: McpTransport,
+  mcpTransport: McpTransport,
   redact: (text: string) => string,
   initializeTimeoutMs: number,
 ): Promise<ProviderConnection> {
+  const session = openSession(provider, mcpTransport, redact);
+  try {
+    await session.buyer.connect(mcpTransport.transport);
+  } catch (error) {
+    throw session.fail(`cannot connect: ${describe(error)}`);
+  }
+  const routes = routeAcmpMessages(mcpTransport.transport, session.fail);
+  const acmp = await initialize(session, mcpTransport.transport, initializeTimeoutMs);
+  return acmpConnection(provider, session, routes, acmp, mcpTransport.endSession);
+}
+
+/** The buyer on the transport, not yet connected, and how the connection fails and reports errors. */
+function openSession(
+  provider: ProviderConfig,
+  { transport, closedReason, oversized }: McpTransport,
+  redact: (text: string) => string,
+): Session {
   const name = `provider "${provider.id}" (${provider.transport})`;
   const buyer = new AcmpBuyer();
   const ending = new Ending();
-  const routes = new Map<string, InvokeHandlers>();
   let markClosed!: () => void;
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
 
-  /** The connection is gone or no longer to be trusted (garbage, an unknown response id, ...): end it now. */
   const fail = (reason: string, retryable = true): TransportError => {
     const quoted = reason.length > REASON_CHARS ? `${reason.slice(0, REASON_CHARS)}…` : reason;
     const error = new TransportError(`${name}: ${redact(quoted)}`, { retryable });
@@ -135,7 +164,18 @@ async function connectMcp(
     }
     return new TransportError(`${name}: ${redact(describe(error))}`, { cause: error });
   };
+  return { name, buyer, ending, closed, fail, errorOf };
+}
 
+/**
+ * Wraps the connected transport so that ACMP's notifications reach the invoke in flight with their task_id; returns
+ * the handlers of the invokes in flight, by task_id, for the connection to fill.
+ */
+function routeAcmpMessages(
+  transport: Transport,
+  fail: (reason: string) => TransportError,
+): Map<string, InvokeHandlers> {
+  const routes = new Map<string, InvokeHandlers>();
   /** Delivers a provider's notification to the invoke in flight with its task_id. */
   const route = <P extends { task_id: string }>(
     method: string,
@@ -156,12 +196,6 @@ async function connectMcp(
   ];
   /** The task_id of each invoke in flight, by its JSON-RPC request id. */
   const invokeIds = new Map<RequestId, string>();
-
-  try {
-    await buyer.connect(transport);
-  } catch (error) {
-    throw fail(`cannot connect: ${describe(error)}`);
-  }
   // ACMP's notifications and invoke results are taken in the order they arrived, whatever the reads: the SDK hands a
   // notification to its handler a microtask later, and an invoke's answer reaches the executor several later, so a
   // chunk read in one piece with the result before it would count as before it. A result closes its task's stream
@@ -185,6 +219,15 @@ async function connectMcp(
     }
     receive?.(message, extra);
   };
+  return routes;
+}
+
+/** The MCP handshake: the provider's `acmp` capability, or none when it does not speak `initialize`. */
+async function initialize(
+  { buyer, ending, fail, closed }: Session,
+  transport: Transport,
+  initializeTimeoutMs: number,
+): Promise<AcmpCapability | undefined> {
   let acmp: AcmpCapability | undefined;
   try {
     let timer: NodeJS.Timeout | undefined;
@@ -215,7 +258,17 @@ async function connectMcp(
       throw failure;
     }
   }
+  return acmp;
+}
 
+/** The connection the executor uses, on a session past its handshake. */
+function acmpConnection(
+  provider: ProviderConfig,
+  { name, buyer, ending, closed, fail, errorOf }: Session,
+  routes: Map<string, InvokeHandlers>,
+  acmp: AcmpCapability | undefined,
+  endSession: (() => Promise<void>) | undefined,
+): ProviderConnection {
   return {
     providerId: provider.id,
     acmp,

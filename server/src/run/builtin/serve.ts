@@ -111,6 +111,81 @@ function refuse(response: ServerResponse, status: number, message: string, heade
     .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
 }
 
+/** The sessions of one HTTP server, on the provider they share: bounded in number, each ended once idle. */
+class HttpSessions {
+  private readonly sessions = new Map<string, Session>();
+  /** Sessionless requests being handled: each may open a session, so each holds a place under the bound. */
+  private opening = 0;
+
+  constructor(
+    private readonly provider: ServedProvider,
+    private readonly maxSessions: number,
+    private readonly sessionIdleMs: number,
+  ) {}
+
+  /** Hands a request to the session it names, or (naming none) to a new session while the bound allows one. */
+  async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const sessionId = request.headers['mcp-session-id'];
+    if (typeof sessionId === 'string') {
+      const session = this.sessions.get(sessionId);
+      if (session === undefined) return refuse(response, 404, 'Session not found');
+      return this.serveIn(session, request, response);
+    }
+    if (this.sessions.size + this.opening >= this.maxSessions) {
+      return refuse(
+        response,
+        503,
+        `Service unavailable: ${this.maxSessions} sessions are open, the most this server keeps; retry when one has ended`,
+      );
+    }
+    this.opening++;
+    try {
+      await this.open(request, response);
+    } finally {
+      this.opening--;
+    }
+  }
+
+  /** Ends every session. */
+  async close(): Promise<void> {
+    await Promise.all(Array.from(this.sessions.values(), (session) => session.server.close()));
+  }
+
+  /** Hands a request to its session, which counts as busy until the answer is done, then idle. */
+  private serveIn(session: Session, request: IncomingMessage, response: ServerResponse): Promise<void> {
+    session.openRequests++;
+    clearTimeout(session.idleTimer);
+    response.once('close', () => {
+      session.openRequests--;
+      const { sessionId } = session.transport;
+      if (session.openRequests > 0 || sessionId === undefined || this.sessions.get(sessionId) !== session) return;
+      session.idleTimer = setTimeout(() => void session.server.close(), this.sessionIdleMs);
+      session.idleTimer.unref();
+    });
+    return session.transport.handleRequest(request, response);
+  }
+
+  /** A request without a session: an `initialize` opens one, anything else is answered and leaves nothing behind. */
+  private async open(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { sessions } = this;
+    const server = createAcmpServer(this.provider);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => void sessions.set(id, session),
+    });
+    const session: Session = { server, transport, openRequests: 0, idleTimer: undefined };
+    transport.onclose = () => {
+      clearTimeout(session.idleTimer);
+      if (transport.sessionId !== undefined && sessions.get(transport.sessionId) === session) {
+        sessions.delete(transport.sessionId);
+      }
+    };
+    await server.connect(transport);
+    await this.serveIn(session, request, response);
+    if (transport.sessionId === undefined) await server.close();
+  }
+}
+
 /**
  * Serves the built-in provider over Streamable HTTP at `/mcp`; port 0 picks a free port. Sessions are bounded in number
  * and end when idle: a new session beyond the bound is refused rather than one in use ended, for a refusal tells the
@@ -126,45 +201,10 @@ export async function serveHttp(
     sessionIdleMs = DEFAULT_SESSION_IDLE_MS,
   }: ServeHttpOptions = {},
 ): Promise<HttpProviderServer> {
-  const sessions = new Map<string, Session>();
-  /** Sessionless requests being handled: each may open a session, so each holds a place under the bound. */
-  let opening = 0;
+  const sessions = new HttpSessions(provider, maxSessions, sessionIdleMs);
   const expected = token === undefined ? undefined : sha256(`Bearer ${token}`);
   const authority = host.includes(':') ? `[${host}]` : host;
   let allowedHosts: readonly string[] = [];
-
-  /** Hands a request to its session, which counts as busy until the answer is done, then idle. */
-  function serveIn(session: Session, request: IncomingMessage, response: ServerResponse): Promise<void> {
-    session.openRequests++;
-    clearTimeout(session.idleTimer);
-    response.once('close', () => {
-      session.openRequests--;
-      const { sessionId } = session.transport;
-      if (session.openRequests > 0 || sessionId === undefined || sessions.get(sessionId) !== session) return;
-      session.idleTimer = setTimeout(() => void session.server.close(), sessionIdleMs);
-      session.idleTimer.unref();
-    });
-    return session.transport.handleRequest(request, response);
-  }
-
-  /** A request without a session: an `initialize` opens one, anything else is answered and leaves nothing behind. */
-  async function openSession(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const server = createAcmpServer(provider);
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (id) => void sessions.set(id, session),
-    });
-    const session: Session = { server, transport, openRequests: 0, idleTimer: undefined };
-    transport.onclose = () => {
-      clearTimeout(session.idleTimer);
-      if (transport.sessionId !== undefined && sessions.get(transport.sessionId) === session) {
-        sessions.delete(transport.sessionId);
-      }
-    };
-    await server.connect(transport);
-    await serveIn(session, request, response);
-    if (transport.sessionId === undefined) await server.close();
-  }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     // A page the browser loaded from another site may reach 127.0.0.1 by DNS rebinding: its Host header gives it away.
@@ -174,25 +214,7 @@ export async function serveHttp(
       return refuse(response, 401, 'Unauthorized: a valid bearer token is required', { 'www-authenticate': 'Bearer' });
     }
     if (new URL(request.url ?? '/', 'http://localhost').pathname !== '/mcp') return refuse(response, 404, 'Not found');
-    const sessionId = request.headers['mcp-session-id'];
-    if (typeof sessionId === 'string') {
-      const session = sessions.get(sessionId);
-      if (session === undefined) return refuse(response, 404, 'Session not found');
-      return serveIn(session, request, response);
-    }
-    if (sessions.size + opening >= maxSessions) {
-      return refuse(
-        response,
-        503,
-        `Service unavailable: ${maxSessions} sessions are open, the most this server keeps; retry when one has ended`,
-      );
-    }
-    opening++;
-    try {
-      await openSession(request, response);
-    } finally {
-      opening--;
-    }
+    return sessions.serve(request, response);
   }
 
   const server = createServer((request, response) => {
@@ -213,7 +235,7 @@ export async function serveHttp(
   return {
     url: `http://${authority}:${actualPort}/mcp`,
     async close() {
-      await Promise.all(Array.from(sessions.values(), (session) => session.server.close()));
+      await sessions.close();
       provider.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -8,9 +8,9 @@
 // awakeable the workflow races with its steps; the workflow writes an append-only event log in its state, which
 // `events` (a shared handler) pages through with a cursor: the engine has no push to clients.
 import * as restate from '@restatedev/restate-sdk';
-import { analyzeDag } from '../../dag/analyze';
+import { type DagAnalysis, analyzeDag } from '../../dag/analyze';
 import type { TaskError, TaskOutput, RunEvent, RunReport, TaskState } from '../../protocol/report';
-import type { TaskDeclaration } from '../../dag/model';
+import type { DagModel, TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
 import { type InputResolution, resolveInput } from '../inputs';
 import { chooseProviders } from '../invokePolicy';
@@ -184,7 +184,18 @@ export function durableServices(worker: WorkerContext) {
 
 /** The run: the machine driven by the journal's events, its commands carried out as durable steps. */
 async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker: WorkerContext): Promise<RunReport> {
-  const runId = ctx.key;
+  const analysis = analyseOrRefuse(request);
+  // Fixed by the journal: the wire task ids a replay sends are those the first attempt sent.
+  const runTag = ctx.rand.uuidv4();
+  const startedAt = await ctx.date.toJSON();
+  const run = new DurableRun(ctx, worker, analysis, runTag, startedAt, request);
+  run.begin(request.reuse);
+  await run.untilFinished();
+  return run.end();
+}
+
+/** The DAG of a run request, analysed; a request whose DAG has errors is refused for good (terminal). */
+function analyseOrRefuse(request: RunRequest): DagAnalysis {
   // The ingress takes any JSON: a request without a DAG would throw here at every attempt, the engine retrying it.
   if (typeof request?.dag !== 'string') throw new restate.TerminalError('the run request carries no DAG text');
   const analysis = analyzeDag(request.dag, { keepValue: true });
@@ -194,68 +205,124 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
       `the DAG has ${errors.length} error(s): ${errors.map((error) => `${error.code}: ${error.message}`).join('; ')}`,
     );
   }
-  const model = analysis.model;
-  const plainTasks = (analysis.value as { tasks: Record<string, unknown>[] }).tasks;
-  // Fixed by the journal: the wire task ids a replay sends are those the first attempt sent.
-  const runTag = ctx.rand.uuidv4();
-  const wireTaskId = (task: number): string => `${model.tasks[task]!.id!}-${runTag}`;
-  const startedAt = await ctx.date.toJSON();
+  return analysis;
+}
 
-  const commands: MachineCommand[] = [];
-  const machine = new RunMachine(
-    model,
-    { policy: request.policy, maxConcurrency: request.maxConcurrency },
-    recordCommands(commands),
-  );
-  const outputs: (JournaledOutput | undefined)[] = new Array<JournaledOutput | undefined>(machine.size);
-  const inFlight = new Map<
-    number,
-    { readonly step: RestatePromise<Finished>; readonly abort: AbortController; readonly release: () => void }
-  >();
+/** A task's durable step in flight, and how to let go of it. */
+interface RunningStep {
+  readonly step: RestatePromise<Finished>;
+  readonly abort: AbortController;
+  readonly release: () => void;
+}
+
+/**
+ * One run's machine and the durable steps it launched. Its methods are the run's phases, called in order by runDag;
+ * each makes its journal entries (ctx.run, ctx.set, sends, awakeables, timers) in the order a replay expects.
+ */
+class DurableRun {
+  private readonly runId: string;
+  private readonly model: DagModel;
+  private readonly plainTasks: Record<string, unknown>[];
+  private readonly commands: MachineCommand[] = [];
+  private readonly machine: RunMachine;
+  private readonly outputs: (JournaledOutput | undefined)[];
+  private readonly inFlight = new Map<number, RunningStep>();
   // The SDK runs a step's closure when the run awaits it, in an order of its own: a task launched later could reach
   // its provider first. A step launched while the run is live (not replaying, so its closure will run) starts its
   // invoke only once the step launched live before it started or was abandoned: invokes leave in launch order, as in
   // memory. Replayed steps never run their closures, so nothing waits for them.
-  let previousStart: Promise<void> = Promise.resolve();
+  private previousStart: Promise<void> = Promise.resolve();
   /** Steps of tasks the run no longer wants: they end quickly (aborted), and the run waits for them before it ends. */
-  const abandoned: RestatePromise<Finished>[] = [];
-  const log = new EventLog(ctx, runId, machine.size);
+  private readonly abandoned: RestatePromise<Finished>[] = [];
+  private readonly log: EventLog;
+  private mailbox!: Mailbox;
+  private finished = false;
 
-  let mailbox = armMailbox(ctx, runId);
-  log.add(
-    {
-      type: 'run-started',
-      dag_id: model.dagId ?? '',
-      policy: machine.policy,
-      tasks: model.tasks.map((task) => task.id!),
-    },
-    startedAt,
-  );
-  const reused: number[] = [];
-  for (const [taskId, output] of Object.entries(request.reuse ?? {})) {
-    const task = machine.taskOf(taskId);
-    // The submitter's JSON: what is not an output (or a reference of the store's form) is not reused, the task runs.
-    if (task === undefined || !isJournaledOutput(output)) continue;
-    outputs[task] = output;
-    reused.push(task);
+  constructor(
+    private readonly ctx: restate.WorkflowContext,
+    private readonly worker: WorkerContext,
+    analysis: DagAnalysis,
+    private readonly runTag: string,
+    private readonly startedAt: string,
+    request: RunRequest,
+  ) {
+    this.runId = ctx.key;
+    this.model = analysis.model;
+    this.plainTasks = (analysis.value as { tasks: Record<string, unknown>[] }).tasks;
+    this.machine = new RunMachine(
+      this.model,
+      { policy: request.policy, maxConcurrency: request.maxConcurrency },
+      recordCommands(this.commands),
+    );
+    this.outputs = new Array<JournaledOutput | undefined>(this.machine.size);
+    this.log = new EventLog(ctx, this.runId, this.machine.size);
   }
-  machine.start(startedAt, reused);
 
-  const upstream = (taskId: string): JournaledOutput => outputs[machine.taskOf(taskId)!]!;
-  const launch = (task: number, at: string): void => {
-    const declaration = model.tasks[task]!;
-    const plain = plainTasks[task]!;
+  private wireTaskId(task: number): string {
+    return `${this.model.tasks[task]!.id!}-${this.runTag}`;
+  }
+
+  private readonly upstream = (taskId: string): JournaledOutput => this.outputs[this.machine.taskOf(taskId)!]!;
+
+  /** Arms the mailbox, starts the machine on the outputs the request reuses, and launches the first tasks. */
+  begin(reuse: RunRequest['reuse']): void {
+    const { model, machine } = this;
+    this.mailbox = armMailbox(this.ctx, this.runId);
+    this.log.add(
+      {
+        type: 'run-started',
+        dag_id: model.dagId ?? '',
+        policy: machine.policy,
+        tasks: model.tasks.map((task) => task.id!),
+      },
+      this.startedAt,
+    );
+    const reused: number[] = [];
+    for (const [taskId, output] of Object.entries(reuse ?? {})) {
+      const task = machine.taskOf(taskId);
+      // The submitter's JSON: what is not an output (or a reference of the store's form) is not reused, the task runs.
+      if (task === undefined || !isJournaledOutput(output)) continue;
+      this.outputs[task] = output;
+      reused.push(task);
+    }
+    machine.start(this.startedAt, reused);
+    this.carryOut(this.startedAt);
+    this.log.flush('running');
+  }
+
+  /** Carries out the commands the last event made, and the events they lead to (a launch whose input fails). */
+  private carryOut(at: string): void {
+    for (let next = this.commands.shift(); next !== undefined; next = this.commands.shift()) {
+      if (next.type === 'launch') this.launch(next.task, at);
+      else if (next.type === 'finished') this.finished = true;
+      else {
+        const running = this.inFlight.get(next.task);
+        if (running !== undefined) {
+          running.abort.abort(next.error?.message ?? 'cancelled');
+          running.release();
+          this.inFlight.delete(next.task);
+          this.abandoned.push(running.step);
+        }
+        this.log.settled(this.model.tasks[next.task]!.id!, next.state, next.error, at);
+      }
+    }
+  }
+
+  /** Resolves a task's input and starts its durable step (or fails the task when its input cannot be made). */
+  private launch(task: number, at: string): void {
+    const declaration = this.model.tasks[task]!;
+    const plain = this.plainTasks[task]!;
     // An input made of journaled outputs is made now; one that reads stored outputs, in the step (inputFromStore).
-    const input: InputResolution | undefined = readsStore(declaration, upstream)
+    const input: InputResolution | undefined = readsStore(declaration, this.upstream)
       ? undefined
-      : resolveInput(declaration, plain.input, upstream as (taskId: string) => TaskOutput);
+      : resolveInput(declaration, plain.input, this.upstream as (taskId: string) => TaskOutput);
     if (input?.ok === false) {
-      machine.failed(task, input.error, at);
+      this.machine.failed(task, input.error, at);
       return;
     }
-    const candidates: readonly ProviderConfig[] = chooseProviders(worker.pool, declaration.capability!);
-    if (candidates[0] !== undefined) machine.providerChosen(task, candidates[0].id);
-    log.add(
+    const candidates: readonly ProviderConfig[] = chooseProviders(this.worker.pool, declaration.capability!);
+    if (candidates[0] !== undefined) this.machine.providerChosen(task, candidates[0].id);
+    this.log.add(
       {
         type: 'task-state',
         task_id: declaration.id!,
@@ -264,21 +331,33 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
       },
       at,
     );
+    this.inFlight.set(task, this.startStep(task, input, candidates));
+  }
+
+  /** The durable step of a launched task, started in launch order after the live step launched before it. */
+  private startStep(
+    task: number,
+    input: InputResolution | undefined,
+    candidates: readonly ProviderConfig[],
+  ): RunningStep {
+    const { worker, upstream } = this;
+    const declaration = this.model.tasks[task]!;
+    const plain = this.plainTasks[task]!;
     const abort = new AbortController();
     let release!: () => void;
     const started = new Promise<void>((resolve) => (release = resolve));
-    const live = isLive(ctx);
-    const after = live ? previousStart : Promise.resolve();
-    previousStart = live ? started : Promise.resolve();
-    const step = ctx
+    const live = isLive(this.ctx);
+    const after = live ? this.previousStart : Promise.resolve();
+    this.previousStart = live ? started : Promise.resolve();
+    const step = this.ctx
       .run(`task ${declaration.id!}`, async () => {
         await after;
         release();
         return runTaskStep(
           {
-            runId,
+            runId: this.runId,
             task,
-            wireTaskId: wireTaskId(task),
+            wireTaskId: this.wireTaskId(task),
             capability: declaration.capability!,
             plain,
             input: input ?? inputFromStore(declaration, plain.input, upstream, worker.storeDir),
@@ -294,106 +373,100 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
         );
       })
       .map((outcome) => ({ task, outcome: outcome! }));
-    inFlight.set(task, { step, abort, release });
-  };
-
-  /** Carries out the commands the last event made, and the events they lead to (a launch whose input fails). */
-  const carryOut = (at: string): boolean => {
-    let finished = false;
-    for (let next = commands.shift(); next !== undefined; next = commands.shift()) {
-      if (next.type === 'launch') launch(next.task, at);
-      else if (next.type === 'finished') finished = true;
-      else {
-        const running = inFlight.get(next.task);
-        if (running !== undefined) {
-          running.abort.abort(next.error?.message ?? 'cancelled');
-          running.release();
-          inFlight.delete(next.task);
-          abandoned.push(running.step);
-        }
-        log.settled(model.tasks[next.task]!.id!, next.state, next.error, at);
-      }
-    }
-    return finished;
-  };
-
-  let finished = carryOut(startedAt);
-  log.flush('running');
-  // Events reach the log in batches: at FLUSH_EVENTS of them, or when a durable timer armed with the first of a batch
-  // fires (journaled like the steps, so a replay flushes at the same points). A state write per event would cost more
-  // journal entries than the steps themselves.
-  let flushTimer: RestatePromise<{ readonly flush: true }> | undefined;
-  while (!finished) {
-    if (log.size >= FLUSH_EVENTS) {
-      log.flush('running');
-    } else if (log.size > 0 && flushTimer === undefined) {
-      flushTimer = ctx.sleep(FLUSH_MS).map(() => ({ flush: true }) as const);
-    }
-    const woken: Woken = await restate.RestatePromise.race([
-      ...Array.from(inFlight.values(), (entry) => entry.step),
-      mailbox.requests,
-      ...(flushTimer === undefined ? [] : [flushTimer]),
-    ]);
-    let at: string;
-    if ('flush' in woken) {
-      flushTimer = undefined;
-      log.flush('running');
-      continue;
-    }
-    if ('control' in woken) {
-      at = woken.control[woken.control.length - 1]?.at ?? startedAt;
-      for (const control of woken.control) {
-        const task = control.task === undefined ? undefined : machine.taskOf(control.task);
-        if (control.task === undefined) machine.cancelRun(control.reason, control.at);
-        else if (task !== undefined) machine.cancelTask(task, control.reason, control.at);
-      }
-      mailbox = armMailbox(ctx, runId);
-    } else {
-      const { task, outcome } = woken;
-      inFlight.delete(task);
-      at = outcome.at;
-      if (outcome.providerId !== undefined) machine.providerChosen(task, outcome.providerId);
-      if (outcome.ok) {
-        outputs[task] = outcome.output;
-        log.add(
-          {
-            type: 'cost',
-            task_id: model.tasks[task]!.id!,
-            cost_cu: outcome.costCu,
-            tokens_used: outcome.tokensUsed,
-            ...(model.tasks[task]!.maxPriceCu === undefined ? {} : { max_price_cu: model.tasks[task]!.maxPriceCu }),
-            violation: outcome.violations.some((violation) => violation.startsWith('cost_cu')),
-          },
-          at,
-        );
-        machine.completed(task, at, outcome);
-      } else machine.failed(task, outcome.error, at);
-    }
-    finished = carryOut(at);
+    return { step, abort, release };
   }
-  // Aborted steps end at once; their outcomes change nothing, but the invocation may not end with steps open.
-  if (abandoned.length > 0) await restate.RestatePromise.allSettled(abandoned);
-  ctx.objectSendClient(runControl, runId).close();
-  // The engine forgets the run its retention after its end: `runs` must not list it after.
-  ctx
-    .objectSendClient(runIndex, INDEX_KEY)
-    .remove(runId, restate.rpc.sendOpts({ delay: { milliseconds: worker.runRetentionMs ?? RUN_RETENTION_MS } }));
-  // Outside a step (no journal entry): it only puts off the sweep of the outputs the report refers to, and doing it
-  // again on a replay does no harm.
-  keepRunOutputs(worker.storeDir, runId, outputs);
-  const finishedAt = await ctx.date.toJSON();
-  const report = machine.report({
-    runId,
-    finishedAt,
-    outputOf: (task) => outputs[task] as RunReport['result'][string] | undefined,
-    wireTaskId,
-    streamedEdges: [],
-  });
-  // The log says the run ended and how; the report itself, outputs and all, is the workflow's result.
-  log.add({ type: 'run-finished', report: { ...report, tasks: [], result: {} } }, finishedAt);
-  log.flush(report.status);
-  // Downstream tasks had the outputs as sent (the journal keeps them so); whoever reads the report sees no token.
-  return new Redactor(worker.secrets ?? []).report(report);
+
+  /** Feeds the machine the steps' outcomes and the cancels, in the journal's order, until it says the run finished. */
+  async untilFinished(): Promise<void> {
+    // Events reach the log in batches: at FLUSH_EVENTS of them, or when a durable timer armed with the first of a batch
+    // fires (journaled like the steps, so a replay flushes at the same points). A state write per event would cost
+    // more journal entries than the steps themselves.
+    let flushTimer: RestatePromise<{ readonly flush: true }> | undefined;
+    while (!this.finished) {
+      if (this.log.size >= FLUSH_EVENTS) {
+        this.log.flush('running');
+      } else if (this.log.size > 0 && flushTimer === undefined) {
+        flushTimer = this.ctx.sleep(FLUSH_MS).map(() => ({ flush: true }) as const);
+      }
+      const woken: Woken = await restate.RestatePromise.race([
+        ...Array.from(this.inFlight.values(), (entry) => entry.step),
+        this.mailbox.requests,
+        ...(flushTimer === undefined ? [] : [flushTimer]),
+      ]);
+      if ('flush' in woken) {
+        flushTimer = undefined;
+        this.log.flush('running');
+        continue;
+      }
+      this.carryOut('control' in woken ? this.cancel(woken.control) : this.stepEnded(woken));
+    }
+  }
+
+  /** Hands the machine a batch of cancels and arms the mailbox for the next; returns when the last was made. */
+  private cancel(controls: readonly ControlRequest[]): string {
+    for (const control of controls) {
+      const task = control.task === undefined ? undefined : this.machine.taskOf(control.task);
+      if (control.task === undefined) this.machine.cancelRun(control.reason, control.at);
+      else if (task !== undefined) this.machine.cancelTask(task, control.reason, control.at);
+    }
+    this.mailbox = armMailbox(this.ctx, this.runId);
+    return controls[controls.length - 1]?.at ?? this.startedAt;
+  }
+
+  /** Hands the machine a step's outcome (its cost logged when it succeeded); returns when the step ended. */
+  private stepEnded({ task, outcome }: Finished): string {
+    const { machine } = this;
+    const declaration = this.model.tasks[task]!;
+    this.inFlight.delete(task);
+    const at = outcome.at;
+    if (outcome.providerId !== undefined) machine.providerChosen(task, outcome.providerId);
+    if (!outcome.ok) {
+      machine.failed(task, outcome.error, at);
+      return at;
+    }
+    this.outputs[task] = outcome.output;
+    this.log.add(
+      {
+        type: 'cost',
+        task_id: declaration.id!,
+        cost_cu: outcome.costCu,
+        tokens_used: outcome.tokensUsed,
+        ...(declaration.maxPriceCu === undefined ? {} : { max_price_cu: declaration.maxPriceCu }),
+        violation: outcome.violations.some((violation) => violation.startsWith('cost_cu')),
+      },
+      at,
+    );
+    machine.completed(task, at, outcome);
+    return at;
+  }
+
+  /** Waits for the abandoned steps, closes the mailbox, and logs and returns the report (its tokens blanked out). */
+  async end(): Promise<RunReport> {
+    const { ctx, runId, worker, outputs } = this;
+    // Aborted steps end at once; their outcomes change nothing, but the invocation may not end with steps open.
+    if (this.abandoned.length > 0) await restate.RestatePromise.allSettled(this.abandoned);
+    ctx.objectSendClient(runControl, runId).close();
+    // The engine forgets the run its retention after its end: `runs` must not list it after.
+    ctx
+      .objectSendClient(runIndex, INDEX_KEY)
+      .remove(runId, restate.rpc.sendOpts({ delay: { milliseconds: worker.runRetentionMs ?? RUN_RETENTION_MS } }));
+    // Outside a step (no journal entry): it only puts off the sweep of the outputs the report refers to, and doing it
+    // again on a replay does no harm.
+    keepRunOutputs(worker.storeDir, runId, outputs);
+    const finishedAt = await ctx.date.toJSON();
+    const report = this.machine.report({
+      runId,
+      finishedAt,
+      outputOf: (task) => outputs[task] as RunReport['result'][string] | undefined,
+      wireTaskId: (task) => this.wireTaskId(task),
+      streamedEdges: [],
+    });
+    // The log says the run ended and how; the report itself, outputs and all, is the workflow's result.
+    this.log.add({ type: 'run-finished', report: { ...report, tasks: [], result: {} } }, finishedAt);
+    this.log.flush(report.status);
+    // Downstream tasks had the outputs as sent (the journal keeps them so); whoever reads the report sees no token.
+    return new Redactor(worker.secrets ?? []).report(report);
+  }
 }
 
 /** Whether `task`'s input reads outputs that are in the store (their references are in the journal). */

@@ -1,0 +1,61 @@
+// The graph view's colours: the theme's variables (read by the page, which has its styles), read again when the theme
+// changes; each kept legible on the background.
+import type { TaskState } from '../../server/src/protocol/report';
+import type { Context } from './graphState';
+
+/** A colour must stand out from the background by this contrast ratio, or the foreground is used instead. */
+const MIN_CONTRAST = 3;
+
+export type Palette = ReturnType<typeof paletteOf>;
+
+/** The red, green, blue of any CSS colour, through a canvas's parser; undefined for one it cannot read. */
+export function rgbOf(parser: Context, colour: string): [number, number, number] | undefined {
+  parser.fillStyle = '#000001';
+  parser.fillStyle = colour;
+  const parsed = String(parser.fillStyle);
+  if (parsed === '#000001' && colour.trim() !== '#000001') return undefined;
+  const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(parsed);
+  if (hex !== null) return [1, 2, 3].map((i) => parseInt(hex[i]!, 16)) as [number, number, number];
+  const rgba = /rgba?\((\d+), (\d+), (\d+)/.exec(parsed);
+  return rgba === null ? undefined : ([1, 2, 3].map((i) => Number(rgba[i])) as [number, number, number]);
+}
+
+function luminance([r, g, b]: [number, number, number]): number {
+  const linear = (c: number): number => (c <= 10 ? c / 3295 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+}
+
+/** The colours, from the theme's variables (read by the page, which has its styles), each kept legible. */
+export function paletteOf(variable: (name: string, fallback: string) => string, parser: Context) {
+  const background = variable('--vscode-editor-background', '#ffffff');
+  const foreground = variable('--vscode-foreground', '#333333');
+  const backgroundRgb = rgbOf(parser, background) ?? [255, 255, 255];
+  /** A colour for lines and outlines, the foreground when it would not stand out from the background. */
+  const legible = (name: string, fallback: string): string => {
+    const colour = variable(name, fallback);
+    const rgb = rgbOf(parser, colour);
+    if (rgb === undefined) return foreground;
+    const [lighter, darker] = [luminance(rgb), luminance(backgroundRgb)].sort((a, b) => b - a) as [number, number];
+    return (lighter + 0.05) / (darker + 0.05) >= MIN_CONTRAST ? colour : foreground;
+  };
+  return {
+    background,
+    foreground,
+    description: variable('--vscode-descriptionForeground', foreground),
+    box: variable('--vscode-editorWidget-background', background),
+    border: variable('--vscode-editorWidget-border', variable('--vscode-contrastBorder', foreground)),
+    hover: variable('--vscode-list-hoverBackground', background),
+    current: variable('--vscode-editor-selectionBackground', background),
+    focus: legible('--vscode-focusBorder', foreground),
+    cycle: legible('--vscode-errorForeground', '#e51400'),
+    warning: legible('--vscode-editorWarning-foreground', '#bf8803'),
+    viewport: variable('--vscode-scrollbarSlider-activeBackground', foreground),
+    states: {
+      pending: legible('--vscode-disabledForeground', foreground),
+      running: legible('--vscode-charts-blue', '#1a85ff'),
+      completed: legible('--vscode-charts-green', '#388a34'),
+      failed: legible('--vscode-charts-red', '#e51400'),
+      cancelled: legible('--vscode-charts-purple', '#652d90'),
+    } satisfies Record<TaskState, string>,
+  };
+}
