@@ -51,7 +51,7 @@ const precompiledValidators = {
   },
 };
 
-// The graph view's drawing, for the worker its page starts from this text (client/webview/graph.ts).
+// The graph view's drawing, for the worker its page starts from this text (client/webview/graphPageScript.ts).
 const webview = { ...common, platform: 'browser', target: 'es2022', format: 'iife', sourcemap: false };
 const graphWorker = await esbuild.build({
   ...webview,
@@ -81,7 +81,7 @@ await Promise.all([
   esbuild.build({
     ...webview,
     sourcemap: !production,
-    entryPoints: ['client/webview/graph.ts'],
+    entryPoints: ['client/webview/graphPageScript.ts'],
     outfile: 'dist/graph.js',
     define: { GRAPH_WORKER_SCRIPT: JSON.stringify(graphWorker.outputFiles[0].text) },
   }),

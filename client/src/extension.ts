@@ -6,12 +6,12 @@ import {
   RUN_EVENT_NOTIFICATION,
   type RunEventParams,
   type RunEventsParams,
-} from '../../server/src/protocol/run';
+} from '../../server/src/protocol/runMessages';
 import type { RunSnapshot } from './runSnapshot';
 import { RunCodeLensProvider } from './codeLens';
 import { registerCommands } from './commands';
 import { RunDecorations } from './decorations';
-import { followDurableRuns } from './durableRuns';
+import { followDurableRuns } from './followDurableRuns';
 import { registerGraphView } from './graphView';
 import { createLanguageClient } from './languageClient';
 import { RunLog } from './runLog';

@@ -1,6 +1,6 @@
 // The graph webview's page and the messages between it and the extension. No `vscode` import: the page script and
 // the unit tests use this file too.
-import type { DagGraph } from '../../server/src/protocol/run';
+import type { DagGraph } from '../../server/src/protocol/runMessages';
 import type { TaskState } from '../../server/src/protocol/report';
 
 /** The run states a task is coloured by, in the order the legend shows them. */

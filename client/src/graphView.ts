@@ -8,7 +8,7 @@ import {
   type LanguageClient,
   SymbolKind,
 } from 'vscode-languageclient/node';
-import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/run';
+import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/runMessages';
 import type { TaskState } from '../../server/src/protocol/report';
 import { type FromGraphPage, StateChanges, type ToGraphPage, graphHtml, packGraph, taskIndexes } from './graphPage';
 import type { RunsChange, RunsModel } from './runs';

@@ -1,7 +1,7 @@
 // The output channel "ACMP Runs": one line per run event (never an output's data, never a token); a large run's
 // routine lines (each task's changes of state, its cost) at debug level.
 import { type Disposable, LogLevel, type LogOutputChannel, window } from 'vscode';
-import type { RunEventParams, RunRefusedData } from '../../server/src/protocol/run';
+import type { RunEventParams, RunRefusedData } from '../../server/src/protocol/runMessages';
 import type { RunReport } from '../../server/src/protocol/report';
 import { MAX_TASKS_LISTED } from './runTree';
 import { durationMs, fileName, formatCost, formatDuration, refusalMessage } from './runText';

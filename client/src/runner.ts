@@ -12,7 +12,7 @@ import {
   RUN_COMMANDS,
   type RunDagArguments,
   type RunRefusedData,
-} from '../../server/src/protocol/run';
+} from '../../server/src/protocol/runMessages';
 import type { TaskOutput, RunReport } from '../../server/src/protocol/report';
 import type { RunLog } from './runLog';
 import { fileName, firstFailure, refusalMessage, runEndMessage } from './runText';

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import type { ExtensionContext, Memento } from 'vscode';
 import type { RunSnapshot, TaskSnapshot } from './runSnapshot';
 import { writeWhole } from './wholeFile';
-import { MAX_SENT_OUTPUTS_BYTES, MAX_SENT_OUTPUT_BYTES } from '../../server/src/protocol/run';
+import { MAX_SENT_OUTPUTS_BYTES, MAX_SENT_OUTPUT_BYTES } from '../../server/src/protocol/runMessages';
 
 /** An output larger than this (as JSON, in UTF-8) is not kept across a reload. */
 export const MAX_STORED_OUTPUT_BYTES = 1024 * 1024;
@@ -87,7 +87,7 @@ export const outputNotKept = (taskId: string, bytes: number): string =>
   `over ${MAX_STORED_OUTPUT_BYTES / 1024 / 1024} MB, or beyond ${MAX_STORED_OUTPUTS_BYTES / 1024 / 1024} MB for all ` +
   `kept runs together, are not stored. Run the DAG again to see it.`;
 
-/** What Show Output says of an output the language server did not send (protocol/run.ts: its budget per report). */
+/** What Show Output says of an output the language server did not send (protocol/runMessages.ts: its budget per report). */
 export const outputNotSent = (taskId: string, bytes: number): string =>
   `The output of ${taskId} (${(bytes / 1024 / 1024).toFixed(1)} MB) is larger than the editor is sent: outputs over ` +
   `${MAX_SENT_OUTPUT_BYTES / 1024 / 1024} MB, or beyond ${MAX_SENT_OUTPUTS_BYTES / 1024 / 1024} MB for a run, stay ` +

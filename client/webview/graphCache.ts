@@ -3,7 +3,7 @@
 // under 50 ms a frame). Painted again, when idle, after what is shown or its colours change; the boxes whose state
 // changed are painted again into it a few at a time.
 import { BOX_WIDTH } from '../../server/src/dag/layout';
-import type { GraphLayout } from '../../server/src/protocol/run';
+import type { GraphLayout } from '../../server/src/protocol/runMessages';
 import type { DrawingCanvas } from './graphMessages';
 import { paint, paintBoxes, requestFrame } from './graphPainting';
 import { unpainted } from './graphRunStates';

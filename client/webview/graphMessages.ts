@@ -27,7 +27,7 @@ import {
   show,
   summaryOf,
   zoom,
-} from './graphView';
+} from './graphViewport';
 
 /** A canvas of the page's, in the page or handed to a worker, or one of the drawing's own. */
 export type DrawingCanvas = HTMLCanvasElement | OffscreenCanvas;

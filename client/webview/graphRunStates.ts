@@ -3,7 +3,7 @@
 import { STATE_CODES, type ToGraphPage } from '../src/graphPage';
 import { looksChanged, requestFrame } from './graphPainting';
 import type { GraphState, PaintedStates } from './graphState';
-import { describe } from './graphView';
+import { describe } from './graphViewport';
 
 type StatesMessage = Extract<ToGraphPage, { type: 'states' }>;
 

@@ -2,7 +2,7 @@
 // its canvases, the graph and what of it is shown, the view transform, focus and selection, the run's states, the
 // frames asked for and the images kept between them.
 import type { TaskState } from '../../server/src/protocol/report';
-import type { DagGraph, GraphLayout } from '../../server/src/protocol/run';
+import type { DagGraph, GraphLayout } from '../../server/src/protocol/runMessages';
 import { STATE_CODES } from '../src/graphPage';
 import type { CacheLevel } from './graphCache';
 import type { DrawingCanvas, FromGraphCanvas, ViewSize } from './graphMessages';

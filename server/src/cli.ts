@@ -49,7 +49,7 @@ type Command = (args: string[]) => Promise<number>;
 /** Each command's function, loaded with its module when the command runs (one `import()` each: its own chunk). */
 const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   validate: async () => (await import('./cli/validate.js')).validate,
-  run: async () => (await import('./cli/run.js')).runCommand,
+  run: async () => (await import('./cli/runCommand.js')).runCommand,
   serve: async () => (await import('./cli/serve.js')).serveCommand,
   engine: async () => (await import('./cli/engine.js')).engineCommand,
   worker: async () => (await import('./cli/worker.js')).workerCommand,

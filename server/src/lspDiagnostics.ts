@@ -2,7 +2,7 @@
 import { type Diagnostic, DiagnosticSeverity } from 'vscode-languageserver-types';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DagDiagnostic, Severity } from './dag/diagnostic';
-import { DIAGNOSTIC_SOURCE } from './protocol/diagnostics';
+import { DIAGNOSTIC_SOURCE } from './protocol/diagnosticSource';
 import { spanRange } from './lspRanges';
 
 const severities: Record<Severity, DiagnosticSeverity> = {

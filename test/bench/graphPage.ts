@@ -11,7 +11,7 @@ import { chromium } from 'playwright-core';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { STATE_CODES, graphHtml, packGraph } from '../../client/src/graphPage';
 import { analyzeDag } from '../../server/src/dag/analyze';
-import { dagGraph } from '../../server/src/features/graph';
+import { dagGraph } from '../../server/src/features/graphRequest';
 import { root } from '../e2e/build';
 import { cpuProfiler } from '../e2e/cpuProfiler';
 import { drawsInWorker, measureGraph } from '../e2e/graphBench';

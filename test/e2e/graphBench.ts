@@ -1,7 +1,7 @@
 // The graph view's page seen from the browser. For a UI bench: given a page (VS Code's window, or any page) where a
 // graph view has drawn a graph, how long it took to draw it and the longest frame while panning and zooming it with
 // real input (playwright's mouse). For the e2e suite: keys pressed on the page and what it then drew. The page says
-// what it drew through its canvas's data attributes (client/webview/graph.ts).
+// what it drew through its canvas's data attributes (client/webview/graphPageScript.ts).
 import type { Frame, Page } from 'playwright-core';
 
 export interface GraphFigures {

@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { garbageCollector } from '../../server/src/idleCollection';
-import { DEFAULT_MAX_SESSIONS, serveHttp } from '../../server/src/run/builtin/serve';
+import { DEFAULT_MAX_SESSIONS, serveHttp } from '../../server/src/run/builtin/mcpServer';
 import type { RunReport } from '../../server/src/protocol/report';
 import { INITIALIZE_RESULT } from '../fixtures/providers/jsonRpcLines';
 import { scratchFolder } from '../support/durable';

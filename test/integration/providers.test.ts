@@ -14,7 +14,7 @@ import { analyzeDag } from '../../server/src/dag/analyze';
 import type { TaskOutput } from '../../server/src/protocol/report';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { BUILTIN_ACMP, BuiltinProvider } from '../../server/src/run/builtin/provider';
-import { createAcmpServer } from '../../server/src/run/builtin/serve';
+import { createAcmpServer } from '../../server/src/run/builtin/mcpServer';
 import { assembleChunks } from '../../server/src/run/chunks';
 import { connectProvider, createConnector } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
@@ -25,7 +25,7 @@ import {
   type ChunkParams,
   type InvokeParams,
   TransportError,
-} from '../../server/src/run/protocol';
+} from '../../server/src/run/acmpMessages';
 import type { Connector, InvokeHandlers, ProviderConnection } from '../../server/src/run/types';
 import { WebSocketTransport } from '../../server/src/run/websocketTransport';
 import { freePort } from '../support/system';

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { TextEdit } from 'vscode-languageserver-types';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
-import { RUN_COMMANDS, type RunDagArguments } from '../../server/src/protocol/run';
+import { RUN_COMMANDS, type RunDagArguments } from '../../server/src/protocol/runMessages';
 import type { RunReport } from '../../server/src/protocol/report';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 import { freePort } from '../support/system';

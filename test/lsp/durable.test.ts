@@ -15,7 +15,7 @@ import {
   RUN_EVENTS_NOTIFICATION,
   type RunDagArguments,
   type RunEventsParams,
-} from '../../server/src/protocol/run';
+} from '../../server/src/protocol/runMessages';
 import type { RunEvent, RunReport } from '../../server/src/protocol/report';
 import {
   CHAIN_AND_APART,

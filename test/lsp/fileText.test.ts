@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { CodeAction, SymbolInformation } from 'vscode-languageserver-types';
-import { RUN_COMMANDS } from '../../server/src/protocol/run';
+import { RUN_COMMANDS } from '../../server/src/protocol/runMessages';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 
 let session: LspSession;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ErrorCodes, ResponseError } from 'vscode-jsonrpc';
-import { type DagGraph, GRAPH_REQUEST } from '../../server/src/protocol/run';
+import { type DagGraph, GRAPH_REQUEST } from '../../server/src/protocol/runMessages';
 import { DIAMOND, diamondWith } from '../support/diamond';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 

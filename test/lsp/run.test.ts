@@ -16,9 +16,9 @@ import {
   type RunEventParams,
   type RunEventsParams,
   type RunRefusedData,
-} from '../../server/src/protocol/run';
+} from '../../server/src/protocol/runMessages';
 import type { RunEvent, RunReport, TaskState } from '../../server/src/protocol/report';
-import { coalescedBatch } from '../../server/src/features/run';
+import { coalescedBatch } from '../../server/src/features/runDag';
 import { atCursor } from '../support/cursor';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 

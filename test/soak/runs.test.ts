@@ -7,7 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
-import { RUN_COMMANDS, type RunDagArguments } from '../../server/src/protocol/run';
+import { RUN_COMMANDS, type RunDagArguments } from '../../server/src/protocol/runMessages';
 import type { RunReport } from '../../server/src/protocol/report';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 import { residentBytes } from '../support/system';

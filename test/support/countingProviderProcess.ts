@@ -1,4 +1,4 @@
-// A provider as its own process, for the durable-run crash tests: ACMP over MCP Streamable HTTP (serve.ts) with two
+// A provider as its own process, for the durable-run crash tests: ACMP over MCP Streamable HTTP (run/builtin/mcpServer.ts) with two
 // capabilities, `echo` (answers its input at once) and `hold` (answers its input once released, or -33004 on
 // acmp/cancel). It counts the invokes it receives and the executions it performs by wire task id, executing a task
 // id once however often it is invoked (Layer 1 §3.1.1), and outlives the workers, so its counts see across their
@@ -6,7 +6,7 @@
 // (answers once N distinct task ids are in that table). Prints `{"mcp": URL, "control": URL}` on stdout once listening.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serveHttp } from '../../server/src/run/builtin/serve';
+import { serveHttp } from '../../server/src/run/builtin/mcpServer';
 import {
   ACMP_ERRORS,
   ACMP_VERSION,
@@ -16,7 +16,7 @@ import {
   type InvokeParams,
   type InvokeResult,
   METHODS,
-} from '../../server/src/run/protocol';
+} from '../../server/src/run/acmpMessages';
 
 const ACMP: AcmpCapability = {
   version: ACMP_VERSION,

@@ -8,7 +8,13 @@ import { assembleChunks } from '../../server/src/run/chunks';
 import { startRun } from '../../server/src/run/executor';
 import { RunRefused } from '../../server/src/run/refused';
 import { resultHash } from '../../server/src/run/proof';
-import { ACMP_ERRORS, AcmpError, type AcmpCapability, type InvokeResult, METHODS } from '../../server/src/run/protocol';
+import {
+  ACMP_ERRORS,
+  AcmpError,
+  type AcmpCapability,
+  type InvokeResult,
+  METHODS,
+} from '../../server/src/run/acmpMessages';
 import type { RunOptions } from '../../server/src/run/types';
 import {
   type Behaviour,

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { graphHtml, packGraph, unpackGraph } from '../../client/src/graphPage';
 import { layOutTasks } from '../../server/src/dag/layout';
-import type { DagGraph } from '../../server/src/protocol/run';
+import type { DagGraph } from '../../server/src/protocol/runMessages';
 
 const CSP_SOURCE = 'https://file+.vscode-resource.vscode-cdn.net';
 const resources = {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
-import type { GraphLayout } from '../../server/src/protocol/run';
+import type { GraphLayout } from '../../server/src/protocol/runMessages';
 import { marketDag } from '../support/marketDag';
 
 interface Box {

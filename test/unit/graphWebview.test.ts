@@ -17,7 +17,7 @@ import {
 } from '../../client/src/graphPage';
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
 import type { TaskState } from '../../server/src/protocol/report';
-import type { DagGraph } from '../../server/src/protocol/run';
+import type { DagGraph } from '../../server/src/protocol/runMessages';
 
 const ROOT = resolve(__dirname, '../..');
 const CSP_SOURCE = 'https://file+.vscode-resource.vscode-cdn.net';
@@ -43,7 +43,7 @@ const FORBIDDEN_ELEMENTS = ['img', 'script', 'foreignObject', 'iframe', 'object'
 /** The page script, bundled as `npm run build` bundles it (esbuild.mjs), so the test needs no build before it. */
 async function bundlePageScript(): Promise<string> {
   const { outputFiles } = await esbuild.build({
-    entryPoints: [join(ROOT, 'client/webview/graph.ts')],
+    entryPoints: [join(ROOT, 'client/webview/graphPageScript.ts')],
     outdir: join(tmpdir(), 'acmp-graph-webview-test'),
     write: false,
     bundle: true,

@@ -10,9 +10,9 @@ import type { RunReport } from '../../server/src/protocol/report';
 import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
 import { jsonPieces, writeJson } from '../../server/src/run/jsonText';
-import { OutputStore, StoredOutput, storedFile } from '../../server/src/run/outputStore';
-import { sentReport } from '../../server/src/features/run';
-import { MAX_SENT_OUTPUT_BYTES } from '../../server/src/protocol/run';
+import { OutputStore, StoredOutput, storedFile } from '../../server/src/run/spilledOutputs';
+import { sentReport } from '../../server/src/features/runDag';
+import { MAX_SENT_OUTPUT_BYTES } from '../../server/src/protocol/runMessages';
 
 /** Two roots, a whole-output echo, a field path and a from_tasks aggregation of echoes: every way to read an output. */
 const DAG = JSON.stringify({

@@ -79,7 +79,7 @@ describe('stdio providers', () => {
 
 describe('the graph webview', () => {
   test('sets every text it shows as text: its script writes no HTML', () => {
-    const script = readFileSync(join(ROOT, 'client/webview/graph.ts'), 'utf8');
+    const script = readFileSync(join(ROOT, 'client/webview/graphPageScript.ts'), 'utf8');
     assert.match(script, /\.textContent = /);
     assert.doesNotMatch(
       script,

@@ -1,6 +1,6 @@
 // What `acmp-dag run` and the durable runs print on a terminal: a line per event worth one, then a summary.
 import type { RunEvent, RunReport, TaskState } from '../protocol/report';
-import { StoredOutput } from '../run/outputStore';
+import { StoredOutput } from '../run/spilledOutputs';
 
 const STATE_MARK: Record<TaskState, string> = {
   pending: '·',

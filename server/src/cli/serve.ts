@@ -1,7 +1,7 @@
 // `acmp-dag serve --stdio | --http PORT`: the built-in provider as an MCP server speaking ACMP, until stdin ends
 // (--stdio) or the process is told to stop (either: SIGINT, SIGTERM or SIGHUP), its sessions closed on the way out.
 import { parseArgs } from 'node:util';
-import { serveHttp, serveStdio } from '../run/builtin/serve';
+import { serveHttp, serveStdio } from '../run/builtin/mcpServer';
 import { UsageError } from './providersFile';
 import { onStopSignals } from './signals';
 

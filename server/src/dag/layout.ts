@@ -5,7 +5,7 @@
 // opens: on a 1,000-task market DAG dagre took 31 s and elkjs (layered) 3.6 s, where this takes a few milliseconds,
 // and about 0.1 s at 10,000 tasks (npm run bench). Pure and iterative: the language server and the graph page run it.
 
-import type { GraphLayout } from '../protocol/run';
+import type { GraphLayout } from '../protocol/runMessages';
 import { adjacency } from './graph';
 
 /** Every box is this size: a view fits or elides its text. */

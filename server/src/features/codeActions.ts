@@ -8,7 +8,7 @@ import { dagIndex } from '../dag/dagIndex';
 import type { DagDiagnostic, DiagnosticCode } from '../dag/diagnostic';
 import type { EdgeDeclaration, TaskDeclaration } from '../dag/model';
 import { edgeAt } from '../dag/site';
-import { DIAGNOSTIC_SOURCE } from '../protocol/diagnostics';
+import { DIAGNOSTIC_SOURCE } from '../protocol/diagnosticSource';
 import { spanRange } from '../lspRanges';
 import { knownCapabilities } from '../protocol/settings';
 import { type Feature, analysisOf } from './feature';

@@ -11,13 +11,13 @@ import {
   type DurableRunsParams,
   type DurableRunsResult,
   MAX_DURABLE_RUNS_REPLAYED,
-} from '../protocol/run';
+} from '../protocol/runMessages';
 import { normalizeSettings } from '../protocol/settings';
 import { type DurableRunOptions, startDurableRun } from '../run/durable/durableRun';
 import { EngineClient, followRun } from '../run/durable/engineClient';
 import { parseEngineAddress } from '../run/durable/engineHttp';
-import type { RunIndexEntry } from '../run/durable/protocol';
-import { messageOf } from '../run/protocol';
+import type { RunIndexEntry } from '../run/durable/engineMessages';
+import { messageOf } from '../run/acmpMessages';
 import type { DagRun } from '../run/types';
 import type { FeatureContext } from './feature';
 

@@ -79,7 +79,7 @@ export interface TaskReport {
   /** The Layer 1 task_id this run sent for the task (fresh per run, the same across retries). */
   readonly wire_task_id?: string;
   /**
-   * Set instead of `output` where the language server left a large output out of what it sent (features/run.ts): its
+   * Set instead of `output` where the language server left a large output out of what it sent (features/runDag.ts): its
    * size as JSON, roughly. The run's `result` leaves it out too.
    */
   readonly output_not_sent_bytes?: number;

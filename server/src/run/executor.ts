@@ -35,7 +35,7 @@ import {
   wentSilent,
 } from './invokePolicy';
 import { type MachineCommands, RunMachine, type TerminalState, positiveInteger } from './machine';
-import { OutputStore } from './outputStore';
+import { OutputStore } from './spilledOutputs';
 import { Deadlines } from './deadlines';
 import { Redactor } from './redaction';
 import { refuseDagWithErrors } from './refused';
@@ -47,7 +47,7 @@ import {
   type InvokeResult,
   TransportError,
   messageOf,
-} from './protocol';
+} from './acmpMessages';
 import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
 import type { DagRun, InvokeHandlers, ProviderConnection, RunOptions } from './types';

@@ -7,7 +7,14 @@ import type { ProviderConfig } from '../protocol/settings';
 import type { CompletionFacts } from './machine';
 import { checkProof } from './proof';
 import type { TaskError, TaskOutput } from '../protocol/report';
-import { ACMP_ERRORS, AcmpError, type InvokeParams, type InvokeResult, TransportError, messageOf } from './protocol';
+import {
+  ACMP_ERRORS,
+  AcmpError,
+  type InvokeParams,
+  type InvokeResult,
+  TransportError,
+  messageOf,
+} from './acmpMessages';
 import type { ProviderPool } from './routing';
 import type { ProviderConnection } from './types';
 

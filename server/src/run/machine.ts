@@ -32,7 +32,7 @@ import type {
   TaskReport,
   TaskState,
 } from '../protocol/report';
-import { ACMP_ERRORS } from './protocol';
+import { ACMP_ERRORS } from './acmpMessages';
 import type { Building } from './types';
 
 export const DEFAULT_MAX_CONCURRENCY = 8;

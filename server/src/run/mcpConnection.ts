@@ -26,7 +26,7 @@ import {
   type InvokeResult,
   METHODS,
   TransportError,
-} from './protocol';
+} from './acmpMessages';
 import {
   ChunkParamsSchema,
   HeartbeatParamsSchema,

@@ -3,7 +3,7 @@
 // output as the provider sent it. Errors quoting a provider's own token are redacted where they are made
 // (mcpConnection.ts); this covers outputs, and any run token in any of them.
 import type { ProviderConfig } from '../protocol/settings';
-import { StoredOutput } from './outputStore';
+import { StoredOutput } from './spilledOutputs';
 import type { TaskOutput, RunReport, TaskReport } from '../protocol/report';
 
 /** What a token is replaced with, as in errors. */

@@ -4,8 +4,8 @@
 // until the task's deadline.
 import { assembleChunks } from './chunks';
 import { MAX_MESSAGE_BYTES } from './messageLimit';
-import { jsonSizeWithin } from './outputStore';
-import type { ChunkParams } from './protocol';
+import { jsonSizeWithin } from './spilledOutputs';
+import type { ChunkParams } from './acmpMessages';
 import type { TaskOutput } from '../protocol/report';
 
 /**

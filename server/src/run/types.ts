@@ -10,7 +10,7 @@ import type {
   HeartbeatParams,
   InvokeParams,
   InvokeResult,
-} from './protocol';
+} from './acmpMessages';
 
 /** A type's object while it is being built, member by member. */
 export type Building<T> = { -readonly [K in keyof T]: T[K] };
@@ -55,7 +55,7 @@ export interface RunOptions {
   readonly reuse?: Readonly<Record<string, TaskOutput>>;
   /**
    * Outputs kept in memory at most, in bytes of compact JSON (roughly; default 32 MiB): the others go to temporary
-   * files (outputStore.ts), and the report gives them as StoredOutput.
+   * files (spilledOutputs.ts), and the report gives them as StoredOutput.
    */
   readonly outputMemoryBytes?: number;
   /**

@@ -4,7 +4,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { RunRefusedData } from '../../../server/src/protocol/run';
+import type { RunRefusedData } from '../../../server/src/protocol/runMessages';
 import type { RunReport } from '../../../server/src/protocol/report';
 import type { Display, ProbeResult, RunMeasure } from '../workbenchProbe';
 import { askRunner } from './askRunner';

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
 import type { RunSnapshot } from '../../../client/src/runSnapshot';
 import type { RunReport } from '../../../server/src/protocol/report';
-import type { RunRefusedData } from '../../../server/src/protocol/run';
+import type { RunRefusedData } from '../../../server/src/protocol/runMessages';
 
 /** The extension under test, by its manifest's `publisher.name`. */
 export const extension = (): vscode.Extension<AcmpApi> => vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!;

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
-import type { RunRefusedData } from '../../../server/src/protocol/run';
+import type { RunRefusedData } from '../../../server/src/protocol/runMessages';
 import type { RunReport } from '../../../server/src/protocol/report';
 import { DIAMOND, diamondWith } from '../../support/diamond';
 import { codeOf, diagnosticsWhen } from './diagnostics';

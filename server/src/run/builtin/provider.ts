@@ -1,6 +1,6 @@
 // The built-in ACMP provider, independent of any transport: the capabilities of protocol/builtinCatalog.ts with
 // prices, result-hash proofs, idempotency by task_id, output and input streaming and cancellation (Layer 1).
-// connect.ts calls it in-process; serve.ts puts it behind a real MCP server.
+// connect.ts calls it in-process; mcpServer.ts puts it behind a real MCP server.
 import Sentiment from 'sentiment';
 import { assembleChunks } from '../chunks';
 import { RESULT_HASH, resultHash } from '../proof';
@@ -16,7 +16,7 @@ import {
   type InvokeParams,
   type InvokeResult,
   METHODS,
-} from '../protocol';
+} from '../acmpMessages';
 import type { Building, InvokeHandlers } from '../types';
 
 export const BUILTIN_PROVIDER_ID = 'agent:acmp-dag-builtin:local';

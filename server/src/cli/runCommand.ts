@@ -8,7 +8,7 @@ import { analyzeFileText } from '../fileText';
 import { connectProvider } from '../run/connect';
 import { startRun } from '../run/executor';
 import { writeJson } from '../run/jsonText';
-import { outputMemoryFromEnvironment, storedFile } from '../run/outputStore';
+import { outputMemoryFromEnvironment, storedFile } from '../run/spilledOutputs';
 import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunReport } from '../protocol/report';
 import type { ProviderConfig } from '../protocol/settings';

@@ -13,7 +13,7 @@ import {
   startGraphCanvas,
 } from './graphMessages';
 import { type Palette, paletteOf } from './graphPalette';
-import { clampDepth } from './graphView';
+import { clampDepth } from './graphViewport';
 import './graph.css';
 
 declare function acquireVsCodeApi(): { postMessage(message: FromGraphPage): void };

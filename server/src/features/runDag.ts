@@ -23,13 +23,13 @@ import {
   type RunEventParams,
   type RunEventsParams,
   type RunRefusedData,
-} from '../protocol/run';
+} from '../protocol/runMessages';
 import type { TaskOutput, RunEvent, RunReport, TaskReport } from '../protocol/report';
 import { createConnector } from '../run/connect';
 import { runSecrets } from '../run/redaction';
 import { startRun } from '../run/executor';
-import { StoredOutput, jsonSizeWithin, outputMemoryFromEnvironment } from '../run/outputStore';
-import { messageOf } from '../run/protocol';
+import { StoredOutput, jsonSizeWithin, outputMemoryFromEnvironment } from '../run/spilledOutputs';
+import { messageOf } from '../run/acmpMessages';
 import type { DagRun } from '../run/types';
 import { DurableRuns, engineUrlOf } from './durableRuns';
 import type { Feature, FeatureContext } from './feature';

@@ -1,7 +1,7 @@
 // The graph view's view state: the view transform (fit, zoom, pan), what is shown (the whole graph or, in focus mode,
 // the neighbourhood of the cursor's task), the box under the pointer and the selected task, and the status line.
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
-import type { DagGraph } from '../../server/src/protocol/run';
+import type { DagGraph } from '../../server/src/protocol/runMessages';
 import { STATE_CODES } from '../src/graphPage';
 import { requestFrame } from './graphPainting';
 import { shownChanged } from './graphRunStates';

@@ -4,7 +4,7 @@
 // once asked): its settings must not make the window reach an engine. Asked once the user trusts it.
 import { type Disposable, workspace } from 'vscode';
 import { type LanguageClient, State } from 'vscode-languageclient/node';
-import { DURABLE_RUNS_REQUEST, type DurableRunsParams } from '../../server/src/protocol/run';
+import { DURABLE_RUNS_REQUEST, type DurableRunsParams } from '../../server/src/protocol/runMessages';
 import type { RunsModel } from './runs';
 
 export function followDurableRuns(client: LanguageClient, runs: RunsModel): Disposable[] {

@@ -4,7 +4,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DagAnalysis } from '../dag/analyze';
 import { dagIndex } from '../dag/dagIndex';
 import { layOutTasks } from '../dag/layout';
-import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../protocol/run';
+import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../protocol/runMessages';
 import { type Feature, analysisOf } from './feature';
 
 /** The graph of an analysed document, laid out when asked. */
