@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { EngineClient } from '../../server/src/run/durable/engineClient';
 import { outputKey, runFolderOf } from '../../server/src/run/durable/outputStore';
-import type { RunRequest } from '../../server/src/run/durable/engineMessages';
+import type { RunRequest } from '../../server/src/protocol/engineMessages';
 import type { RunReport } from '../../server/src/protocol/report';
 import { TestEngine, cli, kill, scratchFolder, startWorker, workerPort } from '../support/durable';
 

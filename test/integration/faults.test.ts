@@ -13,7 +13,7 @@ import type { RunEvent, RunReport, TaskReport } from '../../server/src/protocol/
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
-import { ACMP_ERRORS } from '../../server/src/run/acmpMessages';
+import { ACMP_ERRORS } from '../../server/src/protocol/acmpMessages';
 import { WebSocketServer } from 'ws';
 import { INITIALIZE_RESULT, echoResult } from '../fixtures/providers/jsonRpcLines';
 

@@ -25,7 +25,7 @@ import {
   type ChunkParams,
   type InvokeParams,
   TransportError,
-} from '../../server/src/run/acmpMessages';
+} from '../../server/src/protocol/acmpMessages';
 import type { Connector, InvokeHandlers, ProviderConnection } from '../../server/src/run/types';
 import { WebSocketTransport } from '../../server/src/run/websocketTransport';
 import { freePort } from '../support/system';

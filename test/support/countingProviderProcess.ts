@@ -16,7 +16,7 @@ import {
   type InvokeParams,
   type InvokeResult,
   METHODS,
-} from '../../server/src/run/acmpMessages';
+} from '../../server/src/protocol/acmpMessages';
 
 const ACMP: AcmpCapability = {
   version: ACMP_VERSION,

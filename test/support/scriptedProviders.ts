@@ -13,7 +13,7 @@ import {
   type InvokeResult,
   METHODS,
   TransportError,
-} from '../../server/src/run/acmpMessages';
+} from '../../server/src/protocol/acmpMessages';
 import type { TaskOutput, RunEvent } from '../../server/src/protocol/report';
 import type { Connector, InvokeHandlers, ProviderConnection } from '../../server/src/run/types';
 

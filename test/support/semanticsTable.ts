@@ -7,7 +7,7 @@ import { type DagAnalysis, analyzeDag } from '../../server/src/dag/analyze';
 import type { TaskOutput, RunReport, RunStatus, TaskState } from '../../server/src/protocol/report';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { REUSED } from '../../server/src/run/machine';
-import { ACMP_ERRORS, METHODS } from '../../server/src/run/acmpMessages';
+import { ACMP_ERRORS, METHODS } from '../../server/src/protocol/acmpMessages';
 import type { DagRun, RunOptions } from '../../server/src/run/types';
 import { type Behaviour, ScriptedProvider, echo, refuse, scriptedConnector, untilCancelled } from './scriptedProviders';
 

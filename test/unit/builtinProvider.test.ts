@@ -19,7 +19,7 @@ import {
   type ChunkParams,
   type InvokeParams,
   TransportError,
-} from '../../server/src/run/acmpMessages';
+} from '../../server/src/protocol/acmpMessages';
 import type { InvokeHandlers } from '../../server/src/run/types';
 
 const REVIEW = 'The product quality has declined significantly. Support was friendly and fast, and the refund arrived.';

@@ -21,7 +21,7 @@ import {
   runFolderOf,
   sweepOutputStore,
 } from '../../server/src/run/durable/outputStore';
-import { RUN_RETENTION_MS } from '../../server/src/run/durable/engineMessages';
+import { RUN_RETENTION_MS } from '../../server/src/protocol/engineMessages';
 
 const scratch = mkdtempSync(join(tmpdir(), 'acmp-durable-store-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));

@@ -18,7 +18,7 @@ import {
   prepareOutputStore,
 } from '../../server/src/run/durable/outputStore';
 import { type StepOutcome, type TaskStep, inputFromStore, runTaskStep } from '../../server/src/run/durable/taskStep';
-import { ACMP_ERRORS } from '../../server/src/run/acmpMessages';
+import { ACMP_ERRORS } from '../../server/src/protocol/acmpMessages';
 import { BUILTIN_PROVIDER, ProviderPool } from '../../server/src/run/routing';
 
 const EVIL = 'task_/../../sub/evil';

@@ -14,7 +14,7 @@ import {
   type AcmpCapability,
   type InvokeResult,
   METHODS,
-} from '../../server/src/run/acmpMessages';
+} from '../../server/src/protocol/acmpMessages';
 import type { RunOptions } from '../../server/src/run/types';
 import {
   type Behaviour,

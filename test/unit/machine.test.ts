@@ -11,7 +11,7 @@ import {
   RunMachine,
   recordCommands,
 } from '../../server/src/run/machine';
-import { ACMP_ERRORS } from '../../server/src/run/acmpMessages';
+import { ACMP_ERRORS } from '../../server/src/protocol/acmpMessages';
 
 type Json = Record<string, unknown>;
 

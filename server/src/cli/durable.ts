@@ -5,7 +5,7 @@
 // DAG with errors, 3 the engine does not answer, 4 no run of that id.
 import { randomUUID } from 'node:crypto';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { RunRequest } from '../run/durable/engineMessages';
+import type { RunRequest } from '../protocol/engineMessages';
 import { type JournaledOutput, isOutputRef } from '../run/durable/outputStore';
 import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunReport } from '../protocol/report';

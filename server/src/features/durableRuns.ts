@@ -16,8 +16,8 @@ import { normalizeSettings } from '../protocol/settings';
 import { type DurableRunOptions, startDurableRun } from '../run/durable/durableRun';
 import { EngineClient, followRun } from '../run/durable/engineClient';
 import { parseEngineAddress } from '../run/durable/engineHttp';
-import type { RunIndexEntry } from '../run/durable/engineMessages';
-import { messageOf } from '../run/acmpMessages';
+import type { RunIndexEntry } from '../protocol/engineMessages';
+import { messageOf } from '../protocol/acmpMessages';
 import type { DagRun } from '../run/types';
 import type { FeatureContext } from './feature';
 

@@ -29,7 +29,7 @@ import { createConnector } from '../run/connect';
 import { runSecrets } from '../run/redaction';
 import { startRun } from '../run/executor';
 import { StoredOutput, jsonSizeWithin, outputMemoryFromEnvironment } from '../run/spilledOutputs';
-import { messageOf } from '../run/acmpMessages';
+import { messageOf } from '../protocol/acmpMessages';
 import type { DagRun } from '../run/types';
 import { DurableRuns, engineUrlOf } from './durableRuns';
 import type { Feature, FeatureContext } from './feature';

@@ -4,7 +4,7 @@
 import type { ProviderConfig } from '../protocol/settings';
 import { BuiltinProvider } from './builtin/provider';
 import { Ending } from './ending';
-import { TransportError } from './acmpMessages';
+import { TransportError } from '../protocol/acmpMessages';
 import type { Connector, ProviderConnection } from './types';
 
 export interface ConnectOptions {

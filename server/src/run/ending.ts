@@ -1,5 +1,5 @@
 // The end of a provider connection, shared by the in-process built-in provider and the MCP transports.
-import { TransportError } from './acmpMessages';
+import { TransportError } from '../protocol/acmpMessages';
 
 /**
  * The end of a connection. Once it failed or closed, every invoke in flight and every later call gets the same

@@ -47,7 +47,7 @@ import {
   type InvokeResult,
   TransportError,
   messageOf,
-} from './acmpMessages';
+} from '../protocol/acmpMessages';
 import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
 import type { DagRun, InvokeHandlers, ProviderConnection, RunOptions } from './types';

@@ -14,7 +14,7 @@ import {
   type InvokeResult,
   TransportError,
   messageOf,
-} from './acmpMessages';
+} from '../protocol/acmpMessages';
 import type { ProviderPool } from './routing';
 import type { ProviderConnection } from './types';
 

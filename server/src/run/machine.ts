@@ -32,7 +32,7 @@ import type {
   TaskReport,
   TaskState,
 } from '../protocol/report';
-import { ACMP_ERRORS } from './acmpMessages';
+import { ACMP_ERRORS } from '../protocol/acmpMessages';
 import type { Building } from './types';
 
 export const DEFAULT_MAX_CONCURRENCY = 8;

@@ -26,7 +26,7 @@ import {
   type InvokeResult,
   METHODS,
   TransportError,
-} from './acmpMessages';
+} from '../protocol/acmpMessages';
 import {
   ChunkParamsSchema,
   HeartbeatParamsSchema,

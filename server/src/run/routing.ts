@@ -2,7 +2,7 @@
 // opened connection per provider, a fresh one after a transport failure, all closed when the run ends; and what a
 // provider's advertised `acmp` capability lets the buyer send (Layer 1 §1).
 import type { ProviderConfig } from '../protocol/settings';
-import { type AcmpCapability, METHODS, TransportError } from './acmpMessages';
+import { type AcmpCapability, METHODS, TransportError } from '../protocol/acmpMessages';
 import type { Connector, ProviderConnection } from './types';
 
 /** What serves a run when no provider is configured. */

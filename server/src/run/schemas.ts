@@ -1,7 +1,7 @@
 // Layer 1 messages as zod schemas: what a transport checks in what a peer sent before trusting it (the provider
 // side checks the buyer's params, the buyer side the provider's results and notifications).
 import { z } from 'zod';
-import type { AcmpCapability } from './acmpMessages';
+import type { AcmpCapability } from '../protocol/acmpMessages';
 
 export const TaskOutputSchema = z.looseObject({ type: z.string(), data: z.unknown() });
 

@@ -5,7 +5,7 @@
 import { assembleChunks } from './chunks';
 import { MAX_MESSAGE_BYTES } from './messageLimit';
 import { jsonSizeWithin } from './spilledOutputs';
-import type { ChunkParams } from './acmpMessages';
+import type { ChunkParams } from '../protocol/acmpMessages';
 import type { TaskOutput } from '../protocol/report';
 
 /**

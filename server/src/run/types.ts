@@ -10,7 +10,7 @@ import type {
   HeartbeatParams,
   InvokeParams,
   InvokeResult,
-} from './acmpMessages';
+} from '../protocol/acmpMessages';
 
 /** A type's object while it is being built, member by member. */
 export type Building<T> = { -readonly [K in keyof T]: T[K] };

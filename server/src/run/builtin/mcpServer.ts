@@ -9,7 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Notification, Request, Result, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { OVERSIZED, isStdioOverflow } from '../messageLimit';
-import { ACMP_VERSION, AcmpError, METHODS } from '../acmpMessages';
+import { ACMP_VERSION, AcmpError, METHODS } from '../../protocol/acmpMessages';
 import { CancelParamsSchema, ChunkParamsSchema, InvokeParamsSchema, firstIssue } from '../schemas';
 import { BuiltinProvider, INVALID_PARAMS } from './provider';
 

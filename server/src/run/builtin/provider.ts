@@ -16,7 +16,7 @@ import {
   type InvokeParams,
   type InvokeResult,
   METHODS,
-} from '../acmpMessages';
+} from '../../protocol/acmpMessages';
 import type { Building, InvokeHandlers } from '../types';
 
 export const BUILTIN_PROVIDER_ID = 'agent:acmp-dag-builtin:local';

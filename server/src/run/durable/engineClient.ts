@@ -19,7 +19,7 @@ import {
   RUN_WORKFLOW,
   type RunIndexEntry,
   type RunRequest,
-} from './engineMessages';
+} from '../../protocol/engineMessages';
 import type { RunEvent, RunReport } from '../../protocol/report';
 import type { JournaledOutput } from './outputStore';
 

@@ -22,7 +22,7 @@ import {
 import { join, resolve } from 'node:path';
 import { privateFolder } from '../privateFolder';
 import type { TaskOutput } from '../../protocol/report';
-import { RUN_RETENTION_MS } from './engineMessages';
+import { RUN_RETENTION_MS } from '../../protocol/engineMessages';
 
 /** Outputs up to this many bytes of JSON stay in the journal. */
 export const DEFAULT_JOURNAL_OUTPUT_BYTES = 64 * 1024;

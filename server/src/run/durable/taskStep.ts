@@ -20,7 +20,7 @@ import {
   tryCandidates,
   wentSilent,
 } from '../invokePolicy';
-import { ACMP_ERRORS, type InvokeResult, type TransportError } from '../acmpMessages';
+import { ACMP_ERRORS, type InvokeResult, type TransportError } from '../../protocol/acmpMessages';
 import type { TaskError, TaskOutput } from '../../protocol/report';
 import { type ProviderPool, acceptsCancel, livenessWindow } from '../routing';
 import type { TaskDeclaration } from '../../dag/model';

@@ -15,7 +15,7 @@ import type { ProviderConfig } from '../../protocol/settings';
 import { type InputResolution, resolveInput } from '../inputs';
 import { chooseProviders } from '../invokePolicy';
 import { type MachineCommand, RunMachine, recordCommands } from '../machine';
-import { messageOf } from '../acmpMessages';
+import { messageOf } from '../../protocol/acmpMessages';
 import { Redactor } from '../redaction';
 import type { ProviderPool } from '../routing';
 import { type JournaledOutput, isJournaledOutput, isOutputRef, keepRunOutputs, readOutputText } from './outputStore';
@@ -33,7 +33,7 @@ import {
   type RunIndexEntry,
   type RunProgress,
   type RunRequest,
-} from './engineMessages';
+} from '../../protocol/engineMessages';
 import { type StepOutcome, inputFromStore, runTaskStep } from './taskStep';
 
 /** What a worker gives the workflows it serves. */

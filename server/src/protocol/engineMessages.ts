@@ -1,6 +1,6 @@
 // What the CLI and the worker say to each other through the Restate engine's ingress, declared once. No SDK here: the
 // CLI's commands that follow or cancel a durable run speak plain HTTP and never load the Restate SDK.
-import type { TaskOutput, FailurePolicy, RunEvent, RunStatus } from '../../protocol/report';
+import type { TaskOutput, FailurePolicy, RunEvent, RunStatus } from './report';
 
 /** The workflow of a run (key: the run id), its mailbox (key: the run id) and the index of runs (key: INDEX_KEY). */
 export const RUN_WORKFLOW = 'AcmpRun';

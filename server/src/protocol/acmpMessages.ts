@@ -1,7 +1,7 @@
 // Layer 1 on the wire, declared once for the buyer (the executor's transports), the built-in provider and `serve`:
 // the `acmp` capability, the messages and the error codes (spec/layer-1-transport.md). The payloads and errors
 // themselves are the run's too, declared in protocol/report.ts.
-import type { TaskError, TaskOutput } from '../protocol/report';
+import type { TaskError, TaskOutput } from './report';
 
 /** The `acmp` capability a provider advertises in its MCP `initialize` answer (Layer 1 §1). */
 export interface AcmpCapability {
