@@ -7,6 +7,7 @@ import type { DagAnalysis } from '../dag/analyze';
 import { analyzeFileText } from '../fileText';
 import { connectProvider } from '../run/connect';
 import { startRun } from '../run/executor';
+import { blockingDiagnostics } from '../run/refused';
 import { writeJson } from '../run/jsonText';
 import { outputMemoryFromEnvironment, storedFile } from '../run/spilledOutputs';
 import { Redactor, runSecrets } from '../run/redaction';
@@ -69,7 +70,7 @@ export async function runCommand(args: string[]): Promise<number> {
   const file = positionals[0]!;
   const input = readInputFile(file);
   const analysis = analyzeFileText(input, { keepValue: true });
-  if (analysis.diagnostics.some((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge)) {
+  if (blockingDiagnostics(analysis).length > 0) {
     return refuseDag(file, input.text, analysis);
   }
   if (values.engine !== undefined || values.detach) {

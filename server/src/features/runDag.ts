@@ -28,6 +28,7 @@ import type { TaskOutput, RunEvent, RunReport, TaskReport } from '../protocol/re
 import { createConnector } from '../run/connect';
 import { runSecrets } from '../run/redaction';
 import { startRun } from '../run/executor';
+import { blockingDiagnostics } from '../run/refused';
 import { StoredOutput, jsonSizeWithin, outputMemoryFromEnvironment } from '../run/spilledOutputs';
 import { messageOf } from '../protocol/acmpMessages';
 import type { DagRun } from '../run/types';
@@ -182,7 +183,7 @@ async function runDag(
 ): Promise<RunReport> {
   const { document, analysis } = await analysisFor(context, argument.uri);
   // Too large to analyse is too large to run: its warning is the one diagnostic, and it stands for them all.
-  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
+  const errors = blockingDiagnostics(analysis);
   if (errors.length > 0) {
     const listed = errors.map((error) => ({
       code: error.code,

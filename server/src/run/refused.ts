@@ -11,9 +11,13 @@ export class RunRefused extends Error {
   }
 }
 
+/** The diagnostics that keep a DAG from running: its errors, or the one warning of a file too large to analyse. */
+export const blockingDiagnostics = (analysis: DagAnalysis): DagDiagnostic[] =>
+  // A file too large to analyse has no model to run: its one warning is the refusal's reason.
+  analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
+
 /** Throws RunRefused when the analysis found errors. */
 export function refuseDagWithErrors(analysis: DagAnalysis): void {
-  // A file too large to analyse has no model to run: its one warning is the refusal's reason.
-  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
+  const errors = blockingDiagnostics(analysis);
   if (errors.length > 0) throw new RunRefused(errors);
 }

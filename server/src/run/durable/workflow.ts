@@ -14,6 +14,7 @@ import type { DagModel, TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
 import { type InputResolution, resolveInput } from '../inputs';
 import { chooseProviders } from '../invokePolicy';
+import { blockingDiagnostics } from '../refused';
 import { type MachineCommand, RunMachine, recordCommands } from '../machine';
 import { messageOf } from '../../protocol/acmpMessages';
 import { Redactor } from '../redaction';
@@ -199,7 +200,7 @@ function analyseOrRefuse(request: RunRequest): DagAnalysis {
   // The ingress takes any JSON: a request without a DAG would throw here at every attempt, the engine retrying it.
   if (typeof request?.dag !== 'string') throw new restate.TerminalError('the run request carries no DAG text');
   const analysis = analyzeDag(request.dag, { keepValue: true });
-  const errors = analysis.diagnostics.filter((diagnostic) => diagnostic.severity === 'error' || analysis.tooLarge);
+  const errors = blockingDiagnostics(analysis);
   if (errors.length > 0) {
     throw new restate.TerminalError(
       `the DAG has ${errors.length} error(s): ${errors.map((error) => `${error.code}: ${error.message}`).join('; ')}`,
