@@ -55,7 +55,7 @@ export function registerCommands(runs: RunsModel, runner: Runner, tokens: Provid
     // An output shown without its tokens is not the provider's: that task runs again rather than pass it on.
     for (const task of run.tasks)
       if (task.state === 'completed' && task.output && task.outputRedacted !== true) reuse[task.taskId] = task.output;
-    return runner.run(Uri.parse(run.uri), reuse);
+    return runner.run(Uri.parse(run.uri), { reuse });
   };
 
   const showRunReport = async ({ run }: RunNode) => {

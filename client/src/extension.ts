@@ -14,6 +14,8 @@ import { RunDecorations } from './decorations';
 import { followDurableRuns } from './followDurableRuns';
 import { registerGraphView } from './graphView';
 import { createLanguageClient } from './languageClient';
+import { registerPlanView } from './planView';
+import { registerRaiseBudget } from './raiseBudget';
 import { RunLog } from './runLog';
 import { createRunTree } from './runTree';
 import { Runner } from './runner';
@@ -39,6 +41,7 @@ export async function activate(context: ExtensionContext): Promise<AcmpApi> {
   const runs = new RunsModel(runsStore(context));
   const log = new RunLog();
   const codeLenses = new RunCodeLensProvider();
+  const runner = new Runner(client, runs, tokens, log);
   const runEvent = (params: RunEventParams): void => {
     runs.apply(params.uri, params.event, params.engine);
     log.event(params);
@@ -59,7 +62,9 @@ export async function activate(context: ExtensionContext): Promise<AcmpApi> {
     languages.registerCodeLensProvider({ language: 'acmp-dag' }, codeLenses),
     workspace.registerTextDocumentContentProvider(TASK_OUTPUT_SCHEME, new TaskOutputProvider(runs)),
     workspace.registerTextDocumentContentProvider(RUN_REPORT_SCHEME, new RunReportProvider(runs)),
-    ...registerCommands(runs, new Runner(client, runs, tokens, log), tokens),
+    ...registerCommands(runs, runner, tokens),
+    ...registerPlanView(client, tokens),
+    ...registerRaiseBudget(client, runs, runner),
   );
   registerGraphView(context, client, runs);
   await client.start();

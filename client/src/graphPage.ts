@@ -78,13 +78,15 @@ export interface PackedGraph {
     readonly routeStarts: Uint32Array;
     readonly missing: readonly string[];
   };
+  /** As DagGraph's: a few ids and numbers. */
+  readonly criticalPath?: DagGraph['criticalPath'];
 }
 
 const EDGE_CYCLE = 1;
 const EDGE_DANGLING = 2;
 const EDGE_STREAM = 4;
 
-export function packGraph({ parsed, dagId, nodes, edges, layout }: DagGraph): PackedGraph {
+export function packGraph({ parsed, dagId, nodes, edges, layout, criticalPath }: DagGraph): PackedGraph {
   const names = nodes.map(({ id }) => id);
   const indexOf = new Map(names.map((name, n) => [name, n]));
   const index = (name: string): number => {
@@ -118,6 +120,7 @@ export function packGraph({ parsed, dagId, nodes, edges, layout }: DagGraph): Pa
     edgeEnds,
     edgeFlags,
     ...(routes === undefined ? {} : { layout: routes }),
+    ...(criticalPath === undefined ? {} : { criticalPath }),
   };
 }
 
@@ -150,6 +153,7 @@ export function unpackGraph(packed: PackedGraph): DagGraph {
         missing: layout.missing,
       },
     }),
+    ...(packed.criticalPath !== undefined && { criticalPath: packed.criticalPath }),
   };
 }
 
@@ -215,6 +219,7 @@ ${RUN_STATES.map((state) => `    <li><span class="swatch state-${state}"></span>
     <li><span class="line cycle"></span>edge on a cycle</li>
     <li><span class="line dangling"></span>edge to a missing task</li>
     <li><span class="line stream"></span>stream_eligible edge</li>
+    <li><span class="line critical"></span>critical path</li>
   </ul>
   <div id="view">
     <canvas id="graph" tabindex="0" aria-describedby="status keys"></canvas>

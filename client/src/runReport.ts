@@ -42,5 +42,6 @@ export function runReport(run: RunSnapshot & { readonly status: RunReport['statu
     result: Object.fromEntries(result),
     totals: { cost_cu: run.costCu, tokens_used: run.tokensUsed ?? 0 },
     streamed_edges: run.streamedEdges ?? [],
+    ...(run.budget !== undefined && { budget: run.budget }),
   };
 }

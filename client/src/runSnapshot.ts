@@ -1,7 +1,9 @@
 // A run as the extension shows and keeps it: what the run model builds from the server's events and the store saves.
 import type {
   FailurePolicy,
+  PricingMode,
   ProofStatus,
+  RunBudgetOutcome,
   RunReport,
   RunStatus,
   TaskError,
@@ -31,6 +33,11 @@ export interface TaskSnapshot {
   readonly wireTaskId?: string;
   /** Protocol violations of the provider (from the report). */
   readonly violations?: readonly string[];
+  /** The price it went at (from its `running` event, then the report), and how it was agreed. */
+  readonly priceCu?: number;
+  readonly pricing?: PricingMode;
+  /** How many offers it was quoted (from the report of a negotiated run). */
+  readonly offers?: number;
 }
 
 export interface RunSnapshot {
@@ -52,6 +59,8 @@ export interface RunSnapshot {
   readonly tokensUsed?: number;
   readonly resultTaskIds?: readonly string[];
   readonly streamedEdges?: RunReport['streamed_edges'];
+  /** The run's budget, what it spent against it, and whether it stopped on it (from the report). */
+  readonly budget?: RunBudgetOutcome;
   /** A durable run: the ingress URL of the Restate engine that runs it (the language server follows it there). */
   readonly engine?: string;
 }

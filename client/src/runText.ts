@@ -14,7 +14,10 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-export const formatCost = (costCu: number): string => `${Number(costCu.toPrecision(3))} CU`;
+/** A number of CU as the editor shows it: three significant digits at most. */
+const cu = (value: number): number => Number(value.toPrecision(3));
+
+export const formatCost = (costCu: number): string => `${cu(costCu)} CU`;
 
 export const joined = (parts: readonly (string | undefined)[]): string =>
   parts.filter((part) => part !== undefined && part !== '').join(' · ');
@@ -37,10 +40,23 @@ export const taskDuration = (task: TaskSnapshot): string | undefined => duration
 export const taskCost = (task: TaskSnapshot): string | undefined =>
   task.costCu === undefined ? undefined : formatCost(task.costCu);
 
+/** The price a task went at and how it was agreed: `offer 0.002 CU`, `direct 0.002 CU`, `direct` (price unknown). */
+export function taskPrice(task: TaskSnapshot): string | undefined {
+  if (task.pricing === undefined) return task.priceCu === undefined ? undefined : formatCost(task.priceCu);
+  return task.priceCu === undefined ? task.pricing : `${task.pricing} ${formatCost(task.priceCu)}`;
+}
+
+/** A task's row beside its id: `completed · 0.0019 CU · offer 0.002 CU` (its state, its cost, its price). */
+export const taskDescription = (task: TaskSnapshot): string => joined([task.state, taskCost(task), taskPrice(task)]);
+
 /** The lines of a task's tooltip below its id and state: what the tree row has no room for. */
 export function taskDetails(task: TaskSnapshot): string[] {
   return [
     joined([task.capability, task.providerId && `provider ${task.providerId}`]),
+    joined([
+      taskPrice(task) && `price: ${taskPrice(task)}`,
+      task.offers === undefined ? undefined : counted(task.offers, 'offer'),
+    ]),
     joined([
       taskDuration(task),
       taskCost(task),
@@ -51,9 +67,26 @@ export function taskDetails(task: TaskSnapshot): string[] {
   ].filter((line) => line !== '');
 }
 
-/** `completed · 14:03:22`, `durable · running · 14:03:22`: beside a run's dag_id in the tree. */
+/** The run stopped because its budget could not cover some task. */
+export const stoppedOnBudget = (run: RunSnapshot): boolean => run.budget?.stopped === true;
+
+/** What a run spent against its total budget, `0.012 / 0.02 CU`; undefined without one. */
+export function budgetSpend(run: RunSnapshot): string | undefined {
+  const cap = run.budget?.total_cap_cu;
+  return cap === undefined ? undefined : `${cu(run.budget!.spent_cu)} / ${formatCost(cap)}`;
+}
+
+/**
+ * `completed · 14:03:22`, `durable · running · 14:03:22`, `stopped by its budget · 0.012 / 0.02 CU · 14:03:22`:
+ * beside a run's dag_id in the tree.
+ */
 export const runDescription = (run: RunSnapshot): string =>
-  joined([run.engine === undefined ? undefined : 'durable', run.status, new Date(run.startedAt).toLocaleTimeString()]);
+  joined([
+    run.engine === undefined ? undefined : 'durable',
+    stoppedOnBudget(run) ? 'stopped by its budget' : run.status,
+    budgetSpend(run),
+    new Date(run.startedAt).toLocaleTimeString(),
+  ]);
 
 /** How many tasks of a run ended in each state, the non-zero ones: `1 completed, 1 failed, 2 cancelled`. */
 export function stateCounts(run: RunSnapshot): string {
@@ -63,6 +96,17 @@ export function stateCounts(run: RunSnapshot): string {
     .filter((state) => counts.has(state))
     .map((state) => `${counts.get(state)} ${state}`)
     .join(', ');
+}
+
+/** The run's budget in the tooltip: its limits, what it spent, and what it stopped on. */
+function budgetLine({ budget }: RunSnapshot): string {
+  if (budget === undefined) return '';
+  const limits = joined([
+    budget.total_cap_cu === undefined ? undefined : `budget ${formatCost(budget.total_cap_cu)}`,
+    budget.per_task_max_cu === undefined ? undefined : `at most ${formatCost(budget.per_task_max_cu)} a task`,
+  ]);
+  const stopped = budget.stopped ? `, stopped: ${counted(budget.denied_tasks.length, 'task')} not covered` : '';
+  return `${limits}: spent ${formatCost(budget.spent_cu)}${stopped}`;
 }
 
 /** The lines of a run's tooltip below its dag_id and status. */
@@ -75,16 +119,34 @@ export function runDetails(run: RunSnapshot): string[] {
       formatCost(run.costCu),
     ]),
     stateCounts(run),
+    budgetLine(run),
     run.engine === undefined ? `run ${run.runId}` : `durable run ${run.runId} on ${run.engine}`,
-  ];
+  ].filter((line) => line !== '');
 }
 
 /** The first task that failed, in the DAG's order; undefined when none did. */
 export const firstFailure = (run: RunSnapshot): TaskSnapshot | undefined =>
   run.tasks.find((task) => task.state === 'failed');
 
+/** What the tasks the budget did not cover would have cost: `0.01 CU more`, `0.01 CU and 1 task of unknown price more`. */
+function restCost({ known_cu: known, unpriced }: { known_cu: number; unpriced: number }): string {
+  return unpriced === 0
+    ? `${formatCost(known)} more`
+    : `${formatCost(known)} and ${counted(unpriced, 'task')} of unknown price more`;
+}
+
 /** What the notification at the end of a run that did not complete says. */
 export function runEndMessage(run: RunSnapshot): string {
+  const { budget } = run;
+  if (budget?.stopped === true) {
+    const cap = budget.total_cap_cu === undefined ? '' : ` of ${formatCost(budget.total_cap_cu)}`;
+    const denied = counted(budget.denied_tasks.length, 'task');
+    return (
+      `${run.dagId} (${fileName(run.uri)}) stopped by its budget: spent ${formatCost(budget.spent_cu)}${cap}; ` +
+      `${denied} it could not cover did not start (${budget.denied_tasks.slice(0, 3).join(', ')}` +
+      `${budget.denied_tasks.length > 3 ? ', …' : ''}), which would have cost ${restCost(budget.rest)}.`
+    );
+  }
   const failure = firstFailure(run);
   const said = `${run.dagId} (${fileName(run.uri)}) ${run.status}: ${stateCounts(run)}.`;
   if (failure === undefined) return said;
@@ -95,3 +157,24 @@ export function runEndMessage(run: RunSnapshot): string {
 /** What the notification says when the server refused to run a DAG with errors. */
 export const refusalMessage = (uri: string, errors: number): string =>
   `${fileName(uri)} was not run: the DAG has ${counted(errors, 'error')}.`;
+
+/**
+ * The budget Raise Budget and Re-run suggests: the plan's estimate when it is known whole and above the old budget,
+ * else twice the old budget (or the estimate, if more); undefined when neither is known.
+ */
+export function suggestedBudget(
+  estimate: { readonly known_cu: number; readonly unpriced: number } | undefined,
+  oldBudget: number | undefined,
+): number | undefined {
+  const doubled = oldBudget === undefined ? undefined : cu(2 * oldBudget);
+  if (estimate === undefined || estimate.known_cu <= 0) return doubled;
+  const planned = cu(estimate.known_cu);
+  if (estimate.unpriced === 0 && (oldBudget === undefined || planned > oldBudget)) return planned;
+  return Math.max(planned, doubled ?? 0);
+}
+
+/** Why a budget typed in is not one (a positive number of CU); undefined when it is. */
+export function budgetInputError(text: string): string | undefined {
+  const value = Number(text.trim());
+  return text.trim() !== '' && Number.isFinite(value) && value > 0 ? undefined : 'A positive number of CU, e.g. 0.05';
+}

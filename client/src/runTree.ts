@@ -12,7 +12,7 @@ import {
   window,
 } from 'vscode';
 import { preview, stateIcon } from './presentation';
-import { runDescription, runDetails, taskDetails } from './runText';
+import { runDescription, runDetails, taskDescription, taskDetails } from './runText';
 import type { RunsChange, RunsModel } from './runs';
 import type { RunSnapshot, TaskSnapshot } from './runSnapshot';
 import type { TaskState } from '../../server/src/protocol/report';
@@ -98,7 +98,7 @@ function runTooltip(run: RunSnapshot): MarkdownString {
 function taskItem({ runId, task }: TaskNode): TreeItem {
   const item = new TreeItem(task.taskId, TreeItemCollapsibleState.None);
   item.id = `task:${runId}:${task.taskId}`;
-  item.description = task.state;
+  item.description = taskDescription(task);
   item.iconPath = stateIcon(task.state);
   item.contextValue = taskContext(task);
   const node: TaskNode = { kind: 'task', runId, task };

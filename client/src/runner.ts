@@ -1,7 +1,7 @@
 // Starting and cancelling runs: the language server executes them (workspace/executeCommand); this forwards the
 // request with the provider tokens, follows the run in a cancellable notification, and explains a refusal.
 import { randomUUID } from 'node:crypto';
-import { ProgressLocation, type Uri, commands, window, workspace } from 'vscode';
+import { ProgressLocation, Uri, commands, window, workspace } from 'vscode';
 import { ExecuteCommandRequest, LSPErrorCodes, type LanguageClient, ResponseError } from 'vscode-languageclient/node';
 import {
   type CancelRunArguments,
@@ -15,7 +15,8 @@ import {
 } from '../../server/src/protocol/runMessages';
 import type { TaskOutput, RunReport } from '../../server/src/protocol/report';
 import type { RunLog } from './runLog';
-import { fileName, firstFailure, refusalMessage, runEndMessage } from './runText';
+import type { RunSnapshot } from './runSnapshot';
+import { fileName, firstFailure, refusalMessage, runEndMessage, stoppedOnBudget } from './runText';
 import type { RunNode, TaskNode } from './runTree';
 import type { RunsModel } from './runs';
 import type { ProviderTokens } from './tokens';
@@ -28,6 +29,32 @@ function refusal(error: unknown): RunRefusedData | undefined {
   return Array.isArray(data?.errors) ? (data as RunRefusedData) : undefined;
 }
 
+/** What a run that failed or was cancelled offers: its first failure's output, Re-run Failed, the run. */
+function failureActions(run: RunSnapshot): Record<string, () => unknown> {
+  const failure = firstFailure(run);
+  const { runId } = run;
+  return {
+    ...(failure !== undefined && {
+      'Show Output': () => {
+        const node: TaskNode = { kind: 'task', runId, task: failure };
+        return commands.executeCommand('acmp.showTaskOutput', node);
+      },
+    }),
+    'Re-run Failed': () => {
+      const node: RunNode = { kind: 'run', run, newest: false };
+      return commands.executeCommand('acmp.rerunFailed', node);
+    },
+    'Show Run': () => commands.executeCommand('acmp.showRun', runId),
+  };
+}
+
+/** What a run its budget stopped offers: the DAG's plan, a re-run with a larger budget, the run. */
+const budgetStopActions = (run: RunSnapshot): Record<string, () => unknown> => ({
+  'Show Plan': () => commands.executeCommand('acmp.showPlan', Uri.parse(run.uri)),
+  'Raise Budget and Re-run': () => commands.executeCommand('acmp.raiseBudgetAndRerun', run.runId),
+  'Show Run': () => commands.executeCommand('acmp.showRun', run.runId),
+});
+
 export class Runner {
   constructor(
     private readonly client: LanguageClient,
@@ -37,10 +64,14 @@ export class Runner {
   ) {}
 
   /**
-   * Runs the DAG document `uri`, reusing the given outputs of an earlier run. Resolves with the run's report, with
-   * the errors the server refused the DAG for, or undefined when no run started.
+   * Runs the DAG document `uri`, reusing the given outputs of an earlier run, with a total budget over the settings'
+   * when given. Resolves with the run's report, with the errors the server refused the DAG for, or undefined when no
+   * run started.
    */
-  async run(uri: Uri, reuse?: Readonly<Record<string, TaskOutput>>): Promise<RunReport | RunRefusedData | undefined> {
+  async run(
+    uri: Uri,
+    { reuse, maxCostCu }: { reuse?: Readonly<Record<string, TaskOutput>>; maxCostCu?: number } = {},
+  ): Promise<RunReport | RunRefusedData | undefined> {
     if (!workspace.isTrusted) {
       void window.showWarningMessage(
         'Running DAGs is disabled in this untrusted workspace: its settings could name a provider command to start.',
@@ -57,6 +88,7 @@ export class Runner {
       // One notification per batch of events: one per event costs the extension host more than the run (server/README.md).
       eventBatches: true,
       ...(reuse !== undefined && { reuse }),
+      ...(maxCostCu !== undefined && { maxCostCu }),
     };
     try {
       const report = await window.withProgress(
@@ -140,24 +172,14 @@ export class Runner {
     });
   }
 
-  /** A run that did not complete says so, with what to do next: its first failure's output, a re-run, the run. */
+  /**
+   * A run that did not complete says so, with what to do next: its first failure's output, a re-run, the run; a run
+   * its budget stopped, its plan and a re-run with a larger budget.
+   */
   private showEnd(runId: string): void {
     const run = this.runs.get(runId);
-    if (run === undefined || run.status === 'running' || run.status === 'completed') return;
-    const failure = firstFailure(run);
-    const actions: Record<string, () => unknown> = {
-      ...(failure !== undefined && {
-        'Show Output': () => {
-          const node: TaskNode = { kind: 'task', runId, task: failure };
-          return commands.executeCommand('acmp.showTaskOutput', node);
-        },
-      }),
-      'Re-run Failed': () => {
-        const node: RunNode = { kind: 'run', run, newest: false };
-        return commands.executeCommand('acmp.rerunFailed', node);
-      },
-      'Show Run': () => commands.executeCommand('acmp.showRun', runId),
-    };
+    if (run === undefined || run.status === 'running' || (run.status === 'completed' && !stoppedOnBudget(run))) return;
+    const actions = stoppedOnBudget(run) ? budgetStopActions(run) : failureActions(run);
     const show = run.status === 'failed' ? window.showErrorMessage : window.showWarningMessage;
     void show(runEndMessage(run), ...Object.keys(actions)).then((choice) => {
       if (choice !== undefined) void actions[choice]?.();

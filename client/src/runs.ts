@@ -205,6 +205,8 @@ export class RunsModel implements Disposable {
         task.state = event.state;
         if (event.provider_id !== undefined) task.providerId = event.provider_id;
         if (event.error !== undefined) task.error = event.error;
+        if (event.price_cu !== undefined) task.priceCu = event.price_cu;
+        if (event.pricing !== undefined) task.pricing = event.pricing;
         // A second `running` names the next provider tried after a refusal: the task started at the first.
         if (event.state === 'running') task.startedAt ??= event.at;
         else if (event.state !== 'pending') {
@@ -227,6 +229,7 @@ export class RunsModel implements Disposable {
     run.policy = report.policy;
     run.resultTaskIds = Object.keys(report.result);
     run.streamedEdges = report.streamed_edges;
+    if (report.budget !== undefined) run.budget = report.budget;
     run.finishedTasks = report.tasks.filter((task) => isFinished(task.state)).length;
     for (const task of report.tasks) {
       const { capability } = run.tasks.get(task.task_id) ?? {};
@@ -246,6 +249,9 @@ export class RunsModel implements Disposable {
         proof: task.proof,
         ...(task.wire_task_id !== undefined && { wireTaskId: task.wire_task_id }),
         ...(task.violations !== undefined && { violations: task.violations }),
+        ...(task.accepted?.price_cu !== undefined && { priceCu: task.accepted.price_cu }),
+        ...(task.accepted !== undefined && { pricing: task.accepted.pricing }),
+        ...(task.offers !== undefined && task.offers.length > 0 && { offers: task.offers.length }),
       });
     }
     this.endedNow(run);

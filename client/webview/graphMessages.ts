@@ -143,6 +143,8 @@ function graphReceived(s: GraphState, message: Extract<ToGraphPage, { type: 'gra
     graph.nodes.map((node) => node.capability),
     graph.edges,
     graph.layout ?? layOutTasks(ids, graph.edges),
+    undefined,
+    graph.criticalPath?.taskIds,
   );
   if (s.focused === undefined) s.shown = s.whole;
   shownChanged(s);

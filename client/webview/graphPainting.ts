@@ -4,7 +4,7 @@
 import { BOX_HEIGHT, BOX_WIDTH } from '../../server/src/dag/layout';
 import type { TaskState } from '../../server/src/protocol/report';
 import { CACHE_COLUMN, currentLevel, newCanvas, paintCache } from './graphCache';
-import { rgbOf } from './graphPalette';
+import { type Palette, rgbOf } from './graphPalette';
 import { unpainted } from './graphRunStates';
 import { type Context, type GraphState, stateOf } from './graphState';
 
@@ -13,6 +13,8 @@ const ID_SCALE = 0.4;
 const DETAIL_SCALE = 0.7;
 /** Below this scale edges have no arrowheads and stream_eligible edges no double line. */
 const ARROW_SCALE = 0.3;
+/** How far outside its box the ring of a task on the critical path is, in world units (beyond paintBoxes's cover). */
+const CRITICAL_RING = 5;
 /** Below this scale a box's outline is one pixel and solid (paintBoxes). */
 const OUTLINE_SCALE = 0.25;
 /** A frame asked for is drawn at the latest this long after, animation frame or not (requestFrame). */
@@ -127,9 +129,38 @@ export function paint(s: GraphState, target: Context, scale: number, rect: World
     visible.push(n);
   }
   const running = paintBoxes(s, target, visible, pixel, now);
+  paintCriticalRings(s, target, visible, pixel);
   if (scale >= ID_SCALE) paintLabels(s, target, visible, scale >= DETAIL_SCALE);
   s.visibleBoxes = visible.length;
   return running;
+}
+
+/** How each kind of edge is stroked: its colour, and its width in pixels (at least; more when zoomed in). */
+const EDGE_LOOK: Record<
+  'plain' | 'critical' | 'cycle' | 'dangling',
+  { colour: (p: Palette) => string; width: number }
+> = {
+  plain: { colour: (palette) => palette.foreground, width: 1 },
+  critical: { colour: (palette) => palette.critical, width: 3 },
+  cycle: { colour: (palette) => palette.cycle, width: 1.5 },
+  dangling: { colour: (palette) => palette.warning, width: 1.5 },
+};
+
+/**
+ * Rings the boxes in view of the tasks on the critical path, outside their outlines: a box keeps the look of its
+ * run state, and the ring is told from it by its colour and by being solid and apart from the box.
+ */
+function paintCriticalRings(s: GraphState, target: Context, visible: readonly number[], pixel: number): void {
+  const { layout, criticalBoxes } = s.shown!;
+  target.beginPath();
+  for (const n of visible) {
+    if (criticalBoxes[n] !== 1) continue;
+    const [x, y] = [layout.boxes[2 * n]! - CRITICAL_RING, layout.boxes[2 * n + 1]! - CRITICAL_RING];
+    target.rect(x, y, BOX_WIDTH + 2 * CRITICAL_RING, BOX_HEIGHT + 2 * CRITICAL_RING);
+  }
+  target.strokeStyle = s.palette.critical;
+  target.lineWidth = 2.5 * Math.max(pixel, 1);
+  target.stroke();
 }
 
 /** Paints the edges whose routes cross `rect` (world coordinates) on a context transformed to `scale`. */
@@ -137,21 +168,23 @@ function paintEdges(s: GraphState, target: Context, scale: number, rect: WorldRe
   const pixel = 1 / scale;
   const { palette } = s;
   const { edges, edgeBounds } = s.shown!;
-  const kinds = { plain: [] as number[], cycle: [] as number[], dangling: [] as number[] };
+  const { criticalEdges } = s.shown!;
+  const kinds = { plain: [] as number[], critical: [] as number[], cycle: [] as number[], dangling: [] as number[] };
   const streams: number[] = [];
   edges.forEach((edge, e) => {
     const b = 4 * e;
     if (edgeBounds[b]! > rect.right || edgeBounds[b + 2]! < rect.left) return;
     if (edgeBounds[b + 1]! > rect.bottom || edgeBounds[b + 3]! < rect.top) return;
-    (edge.cycle ? kinds.cycle : edge.dangling ? kinds.dangling : kinds.plain).push(e);
+    const kind = edge.cycle ? 'cycle' : edge.dangling ? 'dangling' : criticalEdges[e] === 1 ? 'critical' : 'plain';
+    kinds[kind].push(e);
     if (edge.streamEligible) streams.push(e);
   });
   // A stream_eligible edge is a double line: drawn wide in its colour, then its middle in the background's.
   const isStream = (e: number): boolean => edges[e]!.streamEligible;
-  for (const [kind, list] of Object.entries(kinds)) {
-    target.strokeStyle = kind === 'cycle' ? palette.cycle : kind === 'dangling' ? palette.warning : palette.foreground;
+  for (const [kind, list] of Object.entries(kinds) as [keyof typeof kinds, number[]][]) {
+    target.strokeStyle = EDGE_LOOK[kind].colour(palette);
     target.setLineDash(kind === 'dangling' ? [5 * pixel, 4 * pixel] : []);
-    target.lineWidth = (kind === 'plain' ? 1 : 1.5) * Math.max(pixel, 1);
+    target.lineWidth = EDGE_LOOK[kind].width * Math.max(pixel, 1);
     trace(s, target, list, scale >= ARROW_SCALE);
     target.stroke();
     if (scale < ARROW_SCALE) continue;

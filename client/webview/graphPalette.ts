@@ -49,6 +49,8 @@ export function paletteOf(variable: (name: string, fallback: string) => string, 
     focus: legible('--vscode-focusBorder', foreground),
     cycle: legible('--vscode-errorForeground', '#e51400'),
     warning: legible('--vscode-editorWarning-foreground', '#bf8803'),
+    // A hue no state, cycle, warning or focus uses, legible on the light, dark and high-contrast themes' backgrounds.
+    critical: legible('--vscode-terminal-ansiMagenta', '#bc05bc'),
     viewport: variable('--vscode-scrollbarSlider-activeBackground', foreground),
     states: {
       pending: legible('--vscode-disabledForeground', foreground),

@@ -23,6 +23,19 @@ export interface Shown {
   readonly labels: Map<string, string>;
   /** Each task's index in the graph (focus mode's boxes are some of its tasks); none: box n is task n. */
   readonly taskIndexes?: Int32Array;
+  /** For each box, whether its task is on the critical path (1) or not; for each edge, whether it joins two steps. */
+  readonly criticalBoxes: Uint8Array;
+  readonly criticalEdges: Uint8Array;
+}
+
+/** The boxes and edges of `path` (the graph's critical path, its task ids in order) among those shown. */
+function criticalOf(ids: readonly string[], taskCount: number, edges: DagGraph['edges'], path: readonly string[]) {
+  const steps = new Set(path.slice(1).map((id, i) => `${path[i]}\n${id}`));
+  const onPath = new Set(path);
+  const criticalBoxes = new Uint8Array(ids.length);
+  for (let n = 0; n < taskCount; n++) criticalBoxes[n] = onPath.has(ids[n]!) ? 1 : 0;
+  const criticalEdges = Uint8Array.from(edges, ({ from, to }) => (steps.has(`${from}\n${to}`) ? 1 : 0));
+  return { criticalBoxes, criticalEdges };
 }
 
 export function shownOf(
@@ -31,6 +44,7 @@ export function shownOf(
   edges: DagGraph['edges'],
   layout: GraphLayout & { readonly missing: readonly string[] },
   taskIndexes?: Int32Array,
+  criticalPath: readonly string[] = [],
 ): Shown {
   const edgeBounds = new Float64Array(4 * edges.length);
   layout.routes.forEach((route, e) => {
@@ -44,6 +58,7 @@ export function shownOf(
     edgeBounds.set([x0, y0, x1, y1], 4 * e);
   });
   return {
+    ...criticalOf(ids, ids.length, edges, criticalPath),
     ids: [...ids, ...layout.missing],
     capabilities: [...capabilities, ...layout.missing.map(() => 'no such task')],
     taskCount: ids.length,

@@ -3,6 +3,7 @@
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/runMessages';
 import { STATE_CODES } from '../src/graphPage';
+import { formatDuration } from '../src/runText';
 import { requestFrame } from './graphPainting';
 import { shownChanged } from './graphRunStates';
 import { type GraphState, type Shown, shownOf, stateOf } from './graphState';
@@ -142,6 +143,7 @@ function neighbourhood(graph: DagGraph, of: string, levels: number): Shown {
     keptEdges,
     layOutTasks(ids, keptEdges),
     Int32Array.from(kept, ({ n }) => n),
+    graph.criticalPath?.taskIds,
   );
 }
 
@@ -175,12 +177,22 @@ export function show(s: GraphState): void {
 }
 
 /** What the status line says of a graph (counted once: a run's states change it many times a second). */
+/** `critical path: 4 tasks, 3.2 s`; `≥ 3.2 s` while some task on it has no known latency; by depth when none has. */
+function criticalPathText(path: DagGraph['criticalPath']): string | undefined {
+  if (path === undefined) return undefined;
+  const tasks = `critical path: ${path.taskIds.length} task${path.taskIds.length === 1 ? '' : 's'}`;
+  if (path.by === 'depth' || path.latencyMs === undefined) return `${tasks} (the longest chain: no latency known)`;
+  return `${tasks}, ${(path.unknownLatency ?? 0) > 0 ? '≥ ' : ''}${formatDuration(path.latencyMs)}`;
+}
+
 export function summaryOf(graph: DagGraph, stale: boolean): string {
   const cycles = graph.edges.filter((edge) => edge.cycle).length;
   const dangling = graph.edges.filter((edge) => edge.dangling).length;
   const parts = [`${graph.dagId ?? 'DAG without a dag_id'}: ${graph.nodes.length} tasks, ${graph.edges.length} edges`];
   if (cycles > 0) parts.push(`${cycles} on a cycle`);
   if (dangling > 0) parts.push(`${dangling} to a missing task`);
+  const critical = criticalPathText(graph.criticalPath);
+  if (critical !== undefined) parts.push(critical);
   if (stale) parts.push('the file is not valid JSON now: this is the last graph that parsed');
   return parts.join(' · ');
 }

@@ -4,9 +4,13 @@
 import { UsageError } from './cli/usage';
 import { VERSION } from './cli/version';
 
-const USAGE = `Usage: acmp-dag validate FILE... [--format text|json|sarif] [--providers FILE]
-       acmp-dag run FILE [--providers FILE] [--policy fail-fast|best-effort] [--max-concurrency N] [--json]
-       acmp-dag serve --stdio | --http PORT
+const USAGE = `Usage: acmp-dag validate FILE... [--format text|json|sarif] [--providers FILE] [--catalog SOURCE]...
+       acmp-dag run FILE [--providers FILE] [--catalog SOURCE]... [--policy fail-fast|best-effort]
+                    [--max-concurrency N] [--routing cheapest|fastest|listed] [--max-cost CU]
+                    [--max-task-cost CU] [--quote-timeout-ms N] [--json]
+       acmp-dag plan FILE [--providers FILE] [--catalog SOURCE]... [--quote] [--json] [--max-concurrency N]
+                     [--routing cheapest|fastest|listed] [--max-cost CU]
+       acmp-dag serve --stdio | --http PORT [--price-factor F] [--offer-valid-ms N] [--latency-ms N]
        acmp-dag engine start [--dir DIR] | stop [--dir DIR] [--purge]
        acmp-dag worker --engine ADDRESS [--identity-key KEY] [--providers FILE] [--port N] [--store DIR]
                        [--admin ADDRESS] [--advertise URL]
@@ -15,22 +19,52 @@ const USAGE = `Usage: acmp-dag validate FILE... [--format text|json|sarif] [--pr
 
 validate  checks ACMP DAG files against every rule of the ACMP Layer 2 task format.
   --format      text (default: file:line:col severity code message), json, or sarif (SARIF 2.1.0)
-  --providers   providers file (default ./acmp.providers.json when present); its capabilities
-                enable the unknown-capability check
+  --providers   providers file (default ./acmp.providers.json when present); its capabilities and
+                prices enable the no-provider and over-budget checks
+  --catalog     an ARD catalog whose providers join the file's, as for run
   Exit codes: 0 no errors, 1 errors found, 2 usage, 3 a file was not checked (unreadable, or too large
   to analyse; the other files are checked, and 3 wins over 1).
 run       executes a DAG: one acmp/invoke per task, on the providers of the providers file
           (the built-in provider when there is none), printing each task's state as it changes.
+  --catalog          an ARD catalog to discover providers in (repeatable): its URL, a host (its
+                     /.well-known/ai-catalog.json) or a local file; its MCP server cards join the providers
+                     file's (a provider of the file wins by id). One out of reach: a warning, and its last
+                     good copy is used
   --policy           fail-fast (default: the first failure cancels the DAG) or best-effort
   --max-concurrency  tasks in flight at most (default 8)
+  --routing          cheapest (default: each task quoted by every provider that negotiates, the lowest
+                     valid offer accepted; providers that do not negotiate compete at their advertised
+                     price, those without one last), fastest, or listed (the first provider in the
+                     providers file's order, no quotes)
+  --max-cost         the run's budget in CU: a task it cannot cover (with what is in flight reserved)
+                     does not start, and ends cancelled; 0: none
+  --max-task-cost    the most one task may cost, in CU (sent as max_price_cu with quotes and invokes)
+  --quote-timeout-ms how long a task waits for its quotes (default 2000)
   --json             print the run report (JSON) on stdout instead of the progress
-  Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors or usage.
+  Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors, a task no provider offers (the
+  run does not start), or usage.
   Ctrl-C, SIGTERM or SIGHUP cancels the run (exit 1); a second one quits at once (exit 128 + its number).
+plan      what a run would cost and take, before it runs: each task's provider with its price and latency
+          and where each comes from (offer, advertised, history of past runs on this machine, unknown),
+          the total (unknown prices counted, never summed as 0), the critical path and the wall time.
+  --providers, --catalog  as for run
+  --quote            ask each provider that may take a task for an offer (acmp/offerRequest; none is accepted)
+  --routing          cheapest (default), fastest, or listed (the providers file's order)
+  --max-concurrency  tasks in flight for the wall time (default 8)
+  --max-cost         a budget in CU: says whether the plan fits it
+  --json             print the plan (JSON)
+  Exit codes: 0 every task can run (within --max-cost), 1 some task cannot (no provider offers its
+  capability, or every price is above its max_price_cu) or the known total is over --max-cost,
+  2 the DAG has errors or usage.
 serve     exposes the built-in provider as an MCP server speaking ACMP (Layer 1), for other buyers.
   --stdio   on stdin/stdout, until stdin ends (or SIGINT, SIGTERM or SIGHUP)
   --http    Streamable HTTP at http://127.0.0.1:PORT/mcp (0 picks a free port; the URL goes to stderr),
             until SIGINT, SIGTERM or SIGHUP; with ACMP_TOKEN set, requests need "Authorization: Bearer $ACMP_TOKEN"
             At most 100 sessions at once (a new one beyond gets 503); a session idle for 5 minutes ends.
+  --price-factor    multiplies each capability's catalog price, in its quotes (acmp/offerRequest, Layer 6)
+                    and its charges alike (default 1; 0: free)
+  --offer-valid-ms  the longest an offer holds (default 5000; a buyer may ask for less)
+  --latency-ms      the latency its offers commit to (latency_sla_ms; default none)
 Durable runs (README "Durable runs"), on a Restate engine; --engine ADDRESS is its ingress (or ACMP_ENGINE_URL):
           a local engine's unix:/.../ingress.sock, or a remote engine's URL (bearer token from ACMP_ENGINE_TOKEN).
 engine    start: a local single-node Restate server reachable only by your user (unix sockets in DIR, 0700;
@@ -50,6 +84,7 @@ type Command = (args: string[]) => Promise<number>;
 const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   validate: async () => (await import('./cli/validate.js')).validate,
   run: async () => (await import('./cli/runCommand.js')).runCommand,
+  plan: async () => (await import('./cli/plan.js')).planCommand,
   serve: async () => (await import('./cli/serve.js')).serveCommand,
   engine: async () => (await import('./cli/engine.js')).engineCommand,
   worker: async () => (await import('./cli/worker.js')).workerCommand,

@@ -1,7 +1,14 @@
 // The language server, wired onto any connection: no module-level state, so tests can start several.
-import { type Connection, type ServerCapabilities, TextDocumentSyncKind, TextDocuments } from 'vscode-languageserver';
+import {
+  type ClientCapabilities,
+  type Connection,
+  type ServerCapabilities,
+  TextDocumentSyncKind,
+  TextDocuments,
+} from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { AnalysisCache } from './analyses';
+import { DiscoveredProviders } from './discoveredProviders';
 import { codeActionsFeature } from './features/codeActions';
 import { completionFeature } from './features/completion';
 import { registerDiagnostics } from './features/diagnostics';
@@ -11,6 +18,7 @@ import { formattingFeature } from './features/formatting';
 import { graphFeature } from './features/graphRequest';
 import { hoverFeature } from './features/hover';
 import { navigationFeature } from './features/navigation';
+import { planFeature, refreshPlanLenses } from './features/plan';
 import { renameFeature } from './features/rename';
 import { runFeature } from './features/runDag';
 import { guardHandlers } from './features/runSafe';
@@ -28,17 +36,28 @@ const FEATURES: readonly Feature[] = [
   graphFeature,
   hoverFeature,
   navigationFeature,
+  planFeature,
   renameFeature,
   selectionRangesFeature,
   symbolsFeature,
   runFeature,
 ];
 
+/** The providers or the settings changed: every document is analysed again, and the plans' lenses are asked for again. */
+function providersChanged(
+  connection: Connection,
+  client: ClientCapabilities,
+  diagnostics: { revalidateAll(): void },
+): void {
+  diagnostics.revalidateAll();
+  refreshPlanLenses(connection, client);
+}
+
 export function startServer(connection: Connection): void {
   const documents = new TextDocuments(TextDocument);
   const analyses = new AnalysisCache();
   let canPullConfiguration = false;
-  let followsFolders = false;
+  let client: ClientCapabilities = {};
   // Each document's settings are asked for once, until the configuration changes or the document closes.
   const settingsCache = new Map<string, Promise<Settings>>();
   const settingsReceived = new Map<string, Settings>();
@@ -62,13 +81,18 @@ export function startServer(connection: Connection): void {
   };
   const likelySettingsFor = (uri: string): Settings | undefined =>
     canPullConfiguration ? (settingsReceived.get(uri) ?? lastSettingsReceived) : normalizeSettings({});
+  const discovered = new DiscoveredProviders({
+    changed: () => providersChanged(connection, client, diagnostics),
+    warn: (message) => connection.console.warn(message),
+  });
   const context: FeatureContext = {
     // A feature that throws answers that one request with an error; the others go on.
     connection: guardHandlers(connection),
     documents,
     analyses,
-    settingsFor,
-    likelySettingsFor,
+    // What every feature and run sees: the providers the catalogs describe among the configured ones.
+    settingsFor: async (uri) => discovered.withProviders(await settingsFor(uri)),
+    likelySettingsFor: (uri) => discovered.withProviders(likelySettingsFor(uri), { fetch: false }),
     workspace: new WorkspaceDags(connection, documents, analyses),
     lastOutputs: new Map(),
   };
@@ -76,7 +100,7 @@ export function startServer(connection: Connection): void {
   connection.onInitialize((params) => {
     canPullConfiguration = params.capabilities.workspace?.configuration === true;
     context.workspace.setFolders(params);
-    followsFolders = params.capabilities.workspace?.workspaceFolders === true;
+    client = params.capabilities;
     const capabilities: ServerCapabilities = {
       textDocumentSync: TextDocumentSyncKind.Incremental,
       workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
@@ -90,7 +114,7 @@ export function startServer(connection: Connection): void {
   connection.onInitialized(() => {
     context.workspace.scanInBackground();
     // The library refuses the handler when the client cannot send the notification.
-    if (followsFolders)
+    if (client.workspace?.workspaceFolders === true)
       connection.workspace.onDidChangeWorkspaceFolders((event) => context.workspace.foldersChanged(event));
   });
   connection.onDidChangeWatchedFiles(({ changes }) => context.workspace.filesChanged(changes));
@@ -102,7 +126,8 @@ export function startServer(connection: Connection): void {
   connection.onDidChangeConfiguration(() => {
     settingsCache.clear();
     settingsReceived.clear();
-    diagnostics.revalidateAll();
+    discovered.settingsChanged();
+    providersChanged(connection, client, diagnostics);
   });
 
   documents.listen(connection);

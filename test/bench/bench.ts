@@ -16,6 +16,11 @@ import { dagJsonSchema } from '../../server/src/dag/jsonSchema';
 import { layOutTasks } from '../../server/src/dag/layout';
 import { connectProvider } from '../../server/src/run/connect';
 import { startRun } from '../../server/src/run/executor';
+import type { RoutingPolicy } from '../../server/src/protocol/market';
+import type { ProviderConnection } from '../../server/src/run/types';
+import { planDag } from '../../server/src/run/plan';
+import type { DagModel } from '../../server/src/dag/model';
+import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { echoLayersDag } from '../support/echoDag';
 import { LARGE_SEED, RANDOM_DAG_TEXT, SEEDS, editedText } from '../support/editedDags';
 import { type DurableFigure, measureDurable } from './durable';
@@ -165,6 +170,7 @@ function countByCode(diagnostics: readonly { code: string }[]): string {
 }
 
 type Contender =
+  | 'negotiation'
   | 'analyzeDag'
   | 'service'
   | 'JSON.parse'
@@ -174,7 +180,8 @@ type Contender =
   | 'lsp'
   | 'layout'
   | 'durable'
-  | 'mid-edit';
+  | 'mid-edit'
+  | 'plan';
 const iterationsAt = (size: number): number => (size >= 100_000 ? 7 : size >= 10_000 ? 31 : 41);
 
 /** Editor requests on the text, over a real stdio connection to the built language server. */
@@ -374,6 +381,70 @@ async function measureInvokes(): Promise<{ perSecond: number; invokes: number; m
   }
 }
 
+const NEGOTIATED_TASKS = 1_000;
+
+/** A negotiated run's wall time beside the same run sent direct (`--routing listed`); medians, in milliseconds. */
+interface NegotiationFigure {
+  readonly negotiatedMs: number;
+  readonly directMs: number;
+  readonly status: string;
+}
+
+/**
+ * A run of 1,000 echo tasks (100-task layers, 8 in flight) against three `acmp-dag serve --stdio` providers at 5×, 2×
+ * and 1× prices, listed dearest first: negotiated (`cheapest`: every task quoted by all three, the cheapest offer
+ * accepted, then invoked) and direct (`listed`: every task to the first). The connections are opened once and kept
+ * across the runs, so that the figures are the runs' own and not the providers' start-up.
+ */
+async function measureNegotiation(): Promise<NegotiationFigure> {
+  const providers = [5, 2, 1].map((factor): ProviderConfig => ({
+    id: `serve_${factor}x`,
+    transport: 'stdio',
+    command: process.execPath,
+    args: [CLI_BUNDLE, 'serve', '--stdio', '--price-factor', String(factor)],
+  }));
+  const open = new Map<string, ProviderConnection>();
+  const connect = async (provider: ProviderConfig): Promise<ProviderConnection> => {
+    let connection = open.get(provider.id);
+    if (connection === undefined) open.set(provider.id, (connection = await connectProvider(provider)));
+    const kept = connection;
+    return {
+      providerId: kept.providerId,
+      acmp: kept.acmp,
+      invoke: (params, handlers) => kept.invoke(params, handlers),
+      inputChunk: (params) => kept.inputChunk(params),
+      offerRequest: (params) => kept.offerRequest(params),
+      accept: (params) => kept.accept(params),
+      cancel: (params) => kept.cancel(params),
+      close: () => Promise.resolve(),
+    };
+  };
+  const text = echoLayersDag(NEGOTIATED_TASKS);
+  const analysis = analyzeDag(text, OPTIONS);
+  const plainTasks = (JSON.parse(text) as { tasks: unknown[] }).tasks;
+  const statuses = new Set<string>();
+  const once = async (routing: RoutingPolicy): Promise<number> => {
+    const start = performance.now();
+    const report = await startRun(analysis, { providers, connect, routing, plainTasks }).done;
+    const ms = performance.now() - start;
+    const chosen = new Set(report.tasks.map((task) => task.provider_id));
+    statuses.add(`${routing}: ${report.status} on ${[...chosen].join(', ')}, ${report.totals.cost_cu.toFixed(2)} CU`);
+    return ms;
+  };
+  try {
+    for (let i = 0; i < 3; i++) for (const routing of ['cheapest', 'listed'] as const) await once(routing);
+    const negotiated: number[] = [];
+    const direct: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      negotiated.push(await once('cheapest'));
+      direct.push(await once('listed'));
+    }
+    return { negotiatedMs: median(negotiated), directMs: median(direct), status: [...statuses].join('; ') };
+  } finally {
+    await Promise.all([...open.values()].map((connection) => connection.close()));
+  }
+}
+
 /** The reference Python SDK orchestrator's figures, measured apart, on the 10,000-task echo-layers DAG (not run here). */
 const REFERENCE_SDK = { seconds: 1.49, mib: 50 };
 const CLI_RUN_TARGET = { speedup: 3.5, mib: 80 };
@@ -487,15 +558,48 @@ function measureMidEdit(): MidEditFigures {
   };
 }
 
+/**
+ * The market a plan is measured on: a fixed price for every capability, a per-1k-tokens price (so tasks of different
+ * `input_tokens_est` price differently) and a provider that lists nothing and advertises nothing.
+ */
+const PLAN_PROVIDERS: readonly ProviderConfig[] = [
+  { id: 'fixed', transport: 'http', url: 'http://127.0.0.1:9/mcp', 'acmp:price_cu': 0.004, 'acmp:latency_p99_ms': 900 },
+  { id: 'tokens', transport: 'http', url: 'http://127.0.0.1:9/mcp', 'acmp:price_cu_per_1k_tokens': 0.005 },
+  { id: 'open', transport: 'http', url: 'http://127.0.0.1:9/mcp' },
+];
+
+/**
+ * `planDag` of the analysed clean text on PLAN_PROVIDERS, at the run's default concurrency. Each call plans a fresh
+ * view of the model, so the graph index (cached per model) is built inside every timed call, as on a first plan.
+ */
+async function measurePlan(text: string, size: number): Promise<Figure> {
+  const { model } = analyzeDag(text, OPTIONS);
+  const plan = () => planDag(Object.create(model) as DagModel, PLAN_PROVIDERS);
+  const figure = await measure(plan, iterationsAt(size));
+  const { tasks, total, critical_path: path } = plan();
+  const providers = new Set(tasks.map((task) => task.provider_id));
+  return {
+    ...figure,
+    diagnostics: `${tasks.length} tasks on ${[...providers].join(', ')}, ${total.unpriced} unpriced, critical path ${path.task_ids.length} tasks`,
+  };
+}
+
 /** The child's work: one contender on one text. */
 async function measureOne(
   contender: Contender,
   size: number,
   variant: Variant,
 ): Promise<
-  Figure | FeatureFigures | LspFigures | DurableFigure | MidEditFigures | Awaited<ReturnType<typeof measureInvokes>>
+  | Figure
+  | FeatureFigures
+  | LspFigures
+  | DurableFigure
+  | MidEditFigures
+  | NegotiationFigure
+  | Awaited<ReturnType<typeof measureInvokes>>
 > {
   if (contender === 'durable') return measureDurable(size);
+  if (contender === 'negotiation') return measureNegotiation();
   if (contender === 'executor') return measureExecutor(size, variant === 'echo-layers' ? variant : 'echo');
   if (contender === 'invokes') return measureInvokes();
   if (contender === 'lsp') return measureOverLsp(size);
@@ -503,6 +607,7 @@ async function measureOne(
   if (contender === 'mid-edit') return measureMidEdit();
   const text = generate(size, variant);
   if (contender === 'features') return measureFeatures(text);
+  if (contender === 'plan') return measurePlan(text, size);
   const iterations = iterationsAt(size);
   if (contender === 'analyzeDag') {
     const figure = await measure(() => analyzeDag(text, OPTIONS), iterations);
@@ -530,8 +635,9 @@ function measureApart(contender: 'invokes', size: number): Awaited<ReturnType<ty
 function measureApart(contender: 'lsp', size: number): LspFigures;
 function measureApart(contender: 'durable', size: number): DurableFigure;
 function measureApart(contender: 'mid-edit', size: number): MidEditFigures;
+function measureApart(contender: 'negotiation', size: number): NegotiationFigure;
 function measureApart(
-  contender: Exclude<Contender, 'features' | 'invokes' | 'lsp' | 'durable' | 'mid-edit'>,
+  contender: Exclude<Contender, 'features' | 'invokes' | 'lsp' | 'durable' | 'mid-edit' | 'negotiation'>,
   size: number,
   variant?: Variant,
 ): Figure;
@@ -675,6 +781,15 @@ function main(): void {
   [1_000, 10_000].forEach((size, k) =>
     console.log(`${String(size).padStart(7)} tasks: ${cell(layouts[k])}  (${layouts[k]!.diagnostics})`),
   );
+  const plans = [1_000, 10_000].map((size) => measureApart('plan', size));
+  console.log(
+    'The plan (server/src/run/plan.ts) of the clean files above on three providers (fixed, per-1k-tokens, unpriced), beside their analysis.',
+  );
+  [1_000, 10_000].forEach((size, k) =>
+    console.log(
+      `${String(size).padStart(7)} tasks: ${cell(plans[k])}  = ${(plans[k]!.medianMs / results.get(size)!.ours.medianMs).toFixed(2)}× analyzeDag  (${plans[k]!.diagnostics})`,
+    ),
+  );
   const executor = [10_000, 100_000].map((size) => measureApart('executor', size));
   console.log('The executor: a layered DAG of echo tasks on the built-in provider (in process, default settings).');
   [10_000, 100_000].forEach((size, k) =>
@@ -683,6 +798,10 @@ function main(): void {
   const invokes = measureApart('invokes', 0);
   console.log(
     `Invokes through one \`acmp-dag serve --stdio\` process, ${INVOKE_CONCURRENCY} in flight: ${invokes.invokes} in ${invokes.ms.toFixed(0)} ms = ${invokes.perSecond.toFixed(0)}/s`,
+  );
+  const negotiation = measureApart('negotiation', NEGOTIATED_TASKS);
+  console.log(
+    `A negotiated run, ${NEGOTIATED_TASKS} echo tasks (100-task layers, 8 in flight), three \`serve --stdio\` at 5×, 2×, 1×: ${negotiation.negotiatedMs.toFixed(0)} ms; the same --routing listed (direct): ${negotiation.directMs.toFixed(0)} ms (${negotiation.status})`,
   );
   const executorLayers = measureApart('executor', 10_000, 'echo-layers');
   console.log(
@@ -730,9 +849,21 @@ function main(): void {
     // Half the 2 s budget of a drawn 10,000-task graph: the rest is the request, the message and the first frame.
     { name: 'analyzeDag mid-edit, slowest / budget', measured: midEdit.slowestShare, limit: 1, unit: '×' },
     { name: 'graph layout, 10,000 tasks', measured: layouts[1]!.medianMs, limit: 1000, unit: 'ms' },
+    ...[1_000, 10_000].map((size, k) => ({
+      name: `plan / analyzeDag, ${size.toLocaleString('en')} tasks`,
+      measured: plans[k]!.medianMs / results.get(size)!.ours.medianMs,
+      limit: 2,
+      unit: '×',
+    })),
     { name: 'executor, 10,000 echo tasks', measured: executor[0]!.medianMs, limit: 250, unit: 'ms' },
     { name: 'executor, 100,000 echo tasks', measured: executor[1]!.medianMs, limit: 3000, unit: 'ms' },
     { name: 'invokes/s through serve --stdio', measured: invokes.perSecond, limit: 10_000, unit: '/s', atLeast: true },
+    {
+      name: `negotiated / direct run, ${NEGOTIATED_TASKS} tasks, 3 serve`,
+      measured: negotiation.negotiatedMs / negotiation.directMs,
+      limit: 1.5,
+      unit: '×',
+    },
     {
       name: `run --json, 10,000 echo tasks (SDK/${CLI_RUN_TARGET.speedup})`,
       measured: cliRun.seconds,

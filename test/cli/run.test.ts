@@ -99,7 +99,8 @@ describe('acmp-dag run', () => {
     const dag = writeJson('failing.acmp-dag.json', {
       dag_id: 'dag_failing',
       tasks: [
-        { task_id: 'task_bad', capability: 'no-such-capability', input: { type: 'text', data: 'x' } },
+        // The built-in provider offers sentiment-analysis, but cannot read a number (-32602): the task fails when run.
+        { task_id: 'task_bad', capability: 'sentiment-analysis', input: { type: 'json', data: 42 } },
         { task_id: 'task_after', capability: 'echo', input: { source: { from_task: 'task_bad' } } },
         { task_id: 'task_alone', capability: 'echo', input: { type: 'text', data: 'y' } },
       ],
@@ -111,11 +112,11 @@ describe('acmp-dag run', () => {
     assert.equal(report.status, 'failed');
     const states = Object.fromEntries(report.tasks.map((task) => [task.task_id, task.state]));
     assert.deepEqual(states, { task_bad: 'failed', task_after: 'cancelled', task_alone: 'completed' });
-    assert.equal(report.tasks[0]!.error!.code, -33002);
+    assert.equal(report.tasks[0]!.error!.code, -32602);
 
     const text = cli('run', dag);
     assert.equal(text.status, 1);
-    assert.match(text.stdout, /✗ {2}task_bad +failed .*-33002/);
+    assert.match(text.stdout, /✗ {2}task_bad +failed .*-32602/);
   });
 
   test('a stream_eligible edge streams on the built-in provider, falls back where the output cannot stream, same result', () => {
@@ -164,6 +165,25 @@ describe('acmp-dag run', () => {
     assert.equal(cli('run', PIPELINE, '--max-concurrency', '0').status, 2);
   });
 
+  test('a task no provider offers keeps the run from starting: nothing is paid, the task and the offer are named', () => {
+    const pipeline = JSON.parse(readFileSync(resolve(ROOT, PIPELINE), 'utf8')) as {
+      tasks: { task_id: string; capability: string }[];
+      edges: unknown[];
+    };
+    pipeline.tasks.push({
+      task_id: 'task_translate_04',
+      capability: 'translate',
+      input: { type: 'text', data: 'hi' },
+    } as never);
+    const refused = cli('run', writeJson('translate.acmp-dag.json', pipeline), '--json');
+    assert.equal(refused.status, 2);
+    assert.equal(refused.stdout, '', 'no report: no task ran');
+    assert.match(
+      refused.stderr,
+      /not running: no provider offers the capability of 1 task\(s\): task_translate_04 \(translate\)/,
+    );
+    assert.match(refused.stderr, /the providers offer text-split, sentiment-analysis, result-aggregation, echo/);
+  });
   test('--json streams a report whose outputs went to disk: the same report, and the run leaves no files', () => {
     const file = join(scratch, 'nested.acmp-dag.json');
     writeFileSync(file, nestedOutputsDag(8, 2, 'some text'));

@@ -2,13 +2,14 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type { Diagnostic } from 'vscode-languageserver-types';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
+import { fixtureProviders, readFixtureOptions } from '../support/fixtureOptions';
 import { startLspSession } from '../support/lspHarness';
 
 const CLI = resolve(__dirname, '../../dist/cli.js');
@@ -158,11 +159,11 @@ test('nesting deeper than a run can take is a limit error: validate exits 1, run
   assert.doesNotMatch(refused.stderr + refused.stdout, /Maximum call stack/);
 });
 
-test('a providers file enables unknown-capability', () => {
+test('a providers file enables no-provider', () => {
   const providers = providersFile('summarize', ['summarize']);
   const result = run('validate', '--providers', providers, 'examples/text-pipeline.acmp-dag.json');
   assert.equal(result.status, 0);
-  assert.equal((result.stdout.match(/unknown-capability/g) ?? []).length, 4);
+  assert.equal((result.stdout.match(/no-provider/g) ?? []).length, 4);
 });
 
 test('without a providers file, capabilities the built-in provider lacks are not unknown; with one, they are', () => {
@@ -184,11 +185,11 @@ test('without a providers file, capabilities the built-in provider lacks are not
   );
   const alone = run('validate', market);
   assert.equal(alone.status, 0, alone.stdout);
-  assert.doesNotMatch(alone.stdout, /unknown-capability/);
+  assert.doesNotMatch(alone.stdout, /no-provider/);
   const listed = run('validate', '--providers', providersFile('summarization', ['summarization']), market);
   assert.equal(listed.status, 0, listed.stdout);
-  assert.equal((listed.stdout.match(/ warning unknown-capability .*"translation"/g) ?? []).length, 1, listed.stdout);
-  assert.doesNotMatch(listed.stdout, /unknown-capability .*"summarization"/);
+  assert.equal((listed.stdout.match(/ warning no-provider .*"translation"/g) ?? []).length, 1, listed.stdout);
+  assert.doesNotMatch(listed.stdout, /no-provider .*"summarization"/);
 });
 
 /** Task "task_a" declared twice: the second declaration's diagnostic points back at the first (line 4, column 18). */
@@ -246,26 +247,24 @@ test('sarif results carry the related information as relatedLocations', () => {
 
 test('validate --format json reports what the language server publishes, on every fixture', async (t) => {
   const fixtures = join(ROOT, 'test/fixtures/diagnostics');
-  // The fixtures by the capabilities their options file lists (none: no providers configured).
-  const byCapabilities = new Map<string, string[]>();
+  // The fixtures by the providers their options file configures (none: no providers configured).
+  const byProviders = new Map<string, string[]>();
   for (const name of readdirSync(fixtures).filter((file) => file.endsWith('.acmp-dag.json'))) {
-    const optionsFile = join(fixtures, name.replace('.acmp-dag.json', '.options.json'));
-    const options = existsSync(optionsFile)
-      ? (JSON.parse(readFileSync(optionsFile, 'utf8')) as { limits?: unknown; knownCapabilities?: string[] })
-      : {};
+    const options = readFixtureOptions(join(fixtures, name.replace('.acmp-dag.json', '.options.json')));
     // The CLI has no flags for limits: those fixtures are the language server's alone.
     if (options.limits !== undefined) continue;
-    const key = JSON.stringify(options.knownCapabilities ?? null);
-    byCapabilities.set(key, [...(byCapabilities.get(key) ?? []), join(fixtures, name)]);
+    const key = JSON.stringify(fixtureProviders(options));
+    byProviders.set(key, [...(byProviders.get(key) ?? []), join(fixtures, name)]);
   }
-  for (const [key, files] of byCapabilities) {
-    const capabilities = JSON.parse(key) as string[] | null;
-    const providers = capabilities === null ? [] : [providerOffering(capabilities)];
+  for (const [key, files] of byProviders) {
+    const providers = JSON.parse(key) as ProviderConfig[];
+    const providersFile = join(scratch, 'fixtures.providers.json');
+    writeFileSync(providersFile, JSON.stringify({ providers }));
     const cli = run(
       'validate',
       '--format',
       'json',
-      ...(capabilities === null ? [] : ['--providers', providersFile('fixtures', capabilities)]),
+      ...(providers.length === 0 ? [] : ['--providers', providersFile]),
       ...files,
     );
     const reported = JSON.parse(cli.stdout) as { file: string; diagnostics: Diagnostic[] }[];

@@ -14,6 +14,7 @@ import type { RunReport } from '../../server/src/protocol/report';
 import {
   CHAIN_AND_APART,
   CountingProvider,
+  DEAL_DIAMOND,
   DIAMOND,
   TestEngine,
   assertDiamondOnce,
@@ -78,6 +79,82 @@ describe('durable runs on a Restate engine', { timeout: SUITE_TIMEOUT_MS }, () =
       worker = await startWorker(engine, { port, providers: provider.providersFile(scratch), store });
     });
     await assertDiamondOnce(provider, report);
+  });
+
+  test('a worker SIGKILLed right after an accept: that offer is accepted once, the spend log is whole, the budget holds', async () => {
+    // echo costs 0.001 CU and deal 0.002 (PRICES_CU): task_a, task_b and task_c come to 0.005 CU, and task_d's
+    // 0.001 more would bring the run over its 0.0055 CU.
+    const file = scratch.file('deal.acmp-dag.json', DEAL_DIAMOND);
+    const earlier = await provider.counts();
+    const newIds = (table: Record<string, number>, before: Record<string, number>) =>
+      Object.keys(table).filter((id) => before[id] === undefined);
+    const submitted = await cli(['run', file, '--engine', engine.ingress, '--detach', '--max-cost', '0.0055']);
+    assert.equal(submitted.code, 0, submitted.stderr);
+    // task_a's accept answered, task_b's and task_c's received and granted, their answers held by the provider: the
+    // worker sent them and cannot have journaled them.
+    await provider.waitFor('accepted', Object.keys(earlier.accepted).length + 3);
+    await kill(worker);
+    worker = await startWorker(engine, { port, providers: provider.providersFile(scratch), store });
+    const attached = await cli(['attach', submitted.stdout.trim(), '--engine', engine.ingress, '--json']);
+    await provider.release();
+    assert.equal(attached.code, 1, attached.stderr);
+    const report = JSON.parse(attached.stdout) as RunReport;
+    assert.deepEqual(
+      report.tasks.map((task) => [task.task_id, task.state]),
+      [
+        ['task_a', 'completed'],
+        ['task_b', 'completed'],
+        ['task_c', 'completed'],
+        ['task_d', 'cancelled'],
+      ],
+    );
+    const counts = await provider.counts();
+    // The restarted worker sent the journaled accepts again (answered -34003), and quoted nothing again.
+    const accepted = newIds(counts.accepted, earlier.accepted);
+    assert.equal(accepted.length, 3);
+    for (const offerId of accepted) assert.equal(counts.accepted[offerId], 1);
+    assert.deepEqual(
+      accepted.map((offerId) => counts.accepts[offerId]),
+      [1, 2, 2],
+    );
+    assert.equal(newIds(counts.offers, earlier.offers).length, 4);
+    // The spend log: one accept per completed task, for the offer the provider granted, each charged once.
+    const spend = report.spend!;
+    // Task by task: task_b's and task_c's steps ended in either order.
+    const entries = (kind: string) =>
+      spend.filter((entry) => entry.kind === kind).sort((a, b) => a.task_id.localeCompare(b.task_id));
+    assert.deepEqual(
+      entries('accept').map((entry) => [entry.task_id, entry.offer_id, entry.outcome]),
+      report.tasks.slice(0, 3).map((task) => [task.task_id, task.accepted!.offer_id, 'reserved']),
+    );
+    assert.deepEqual(
+      entries('accept')
+        .map((entry) => entry.offer_id)
+        .sort(),
+      [...accepted].sort(),
+    );
+    assert.deepEqual(
+      entries('invoke').map((entry) => [entry.task_id, entry.amount_cu, entry.outcome]),
+      [
+        ['task_a', 0.001, 'charged'],
+        ['task_b', 0.002, 'charged'],
+        ['task_c', 0.002, 'charged'],
+      ],
+    );
+    assert.deepEqual(
+      entries('quote').map((entry) => [entry.task_id, entry.outcome]),
+      ['task_a', 'task_b', 'task_c', 'task_d'].map((task) => [task, 'offered']),
+    );
+    // The budget, rebuilt from the journal by the restarted worker, denied task_d.
+    assert.deepEqual(
+      entries('denial').map((entry) => [entry.task_id, entry.amount_cu]),
+      [['task_d', 0.001]],
+    );
+    assert.deepEqual(report.tasks[3]!.error?.data, { reason: 'budget' });
+    assert.equal(report.budget?.stopped, true);
+    assert.deepEqual(report.budget?.denied_tasks, ['task_d']);
+    assert.ok(Math.abs((report.budget?.spent_cu ?? 0) - 0.005) < 1e-9);
+    assert.ok(Math.abs(report.totals.cost_cu - 0.005) < 1e-9);
   });
 
   test('the server SIGKILLed mid-run and started again: the run completes, nothing runs twice', async () => {

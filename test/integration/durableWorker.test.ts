@@ -80,7 +80,8 @@ describe("a worker's runs", { timeout: 60_000 }, () => {
       ],
       edges: [{ from: 'task_echo', to: 'task_check' }],
     });
-    const run = await startDurableRun(new EngineClient(engine.ingress), analyzeDag(dag), {});
+    // `listed`: the fixture provider answers no offer request (it never negotiated), so it is not quoted.
+    const run = await startDurableRun(new EngineClient(engine.ingress), analyzeDag(dag), { routing: 'listed' });
     const report = await run.done;
     const echo = report.tasks.find((task) => task.task_id === 'task_echo')!;
     assert.deepEqual(echo.output, {

@@ -324,6 +324,15 @@ async function httpProvider(answer: (invoke: JsonRpcRequest) => { type: 'json' |
         const body = JSON.stringify({ jsonrpc: '2.0', id: message.id, result: INITIALIZE_RESULT });
         return void response.writeHead(200, { 'content-type': 'application/json' }).end(body);
       }
+      if (message.method !== 'acmp/invoke') {
+        // As an MCP server answers a method it does not have (`acmp/offerRequest`: it does not negotiate).
+        const body = JSON.stringify({
+          jsonrpc: '2.0',
+          id: message.id,
+          error: { code: -32601, message: 'Method not found' },
+        });
+        return void response.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      }
       invokes.push(message.params?.task_id ?? '');
       const { type, body } = answer(message);
       response.writeHead(200, { 'content-type': type === 'json' ? 'application/json' : 'text/event-stream' }).end(body);

@@ -2,7 +2,7 @@
 // a WebSocket provider started here, and hand-scripted faulty providers (test/fixtures/providers/). Every failure
 // must come back as the right error, promptly, with no unhandled rejection and no child process left behind.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { type IncomingMessage, request } from 'node:http';
@@ -29,6 +29,7 @@ import {
 import type { Connector, InvokeHandlers, ProviderConnection } from '../../server/src/run/types';
 import { WebSocketTransport } from '../../server/src/run/websocketTransport';
 import { freePort } from '../support/system';
+import { startHttpServe } from '../support/serveProcess';
 
 /** The bundle `npm run build` makes; ACMP_CLI_BUNDLE points elsewhere (a separate build while developing). */
 const CLI_BUNDLE = process.env.ACMP_CLI_BUNDLE ?? resolve(__dirname, '../../dist/cli.js');
@@ -109,32 +110,6 @@ const fixture = (name: string, ...args: string[]): ProviderConfig => ({
   command: process.execPath,
   args: ['--import', 'tsx', join(FIXTURES, `${name}.ts`), ...args],
 });
-
-/** `acmp-dag serve --http 0` as its own process, with ACMP_TOKEN set; resolves once it printed its URL. */
-async function startHttpServe(): Promise<{ url: string; child: ChildProcess; stop(): Promise<number | null> }> {
-  const child = spawn(process.execPath, [CLI_BUNDLE, 'serve', '--http', '0'], {
-    env: { ...process.env, ACMP_TOKEN: TOKEN },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const url = await new Promise<string>((resolve, reject) => {
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-      const match = /at (http:\/\/\S+)/.exec(stderr);
-      if (match?.[1] !== undefined) resolve(match[1]);
-    });
-    void exited.then((code) => reject(new Error(`serve --http exited with ${code}: ${stderr}`)));
-  });
-  return {
-    url,
-    child,
-    stop: () => {
-      child.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
 
 /** Every capability, both streams, cancel and refusals, against the same provider in-process. */
 async function exerciseBuiltin(connection: ProviderConnection): Promise<void> {
@@ -289,7 +264,7 @@ describe('acmp-dag serve --http', { timeout: SUITE_TIMEOUT_MS }, () => {
   let server: Awaited<ReturnType<typeof startHttpServe>>;
   const config = (): ProviderConfig => ({ id: 'serve-http', transport: 'http', url: server.url, tokenEnv: TOKEN_ENV });
   before(async () => {
-    server = await startHttpServe();
+    server = await startHttpServe([], { ACMP_TOKEN: TOKEN });
   });
   after(async () => assert.equal(await server.stop(), 0));
 
@@ -358,7 +333,7 @@ describe('acmp-dag serve --http', { timeout: SUITE_TIMEOUT_MS }, () => {
   });
 
   test('a provider that goes away mid-task fails the invoke with a TransportError at once', async () => {
-    const doomed = await startHttpServe();
+    const doomed = await startHttpServe([], { ACMP_TOKEN: TOKEN });
     const connection = await connectProvider({ ...config(), url: doomed.url });
     const pending = rejection(
       connection.invoke({ task_id: freshId(), capability: 'echo', input_stream: true }, recorder()),

@@ -661,8 +661,8 @@ describe('quick fix: dangling-edge toward the id the task reads', () => {
   });
 });
 
-describe('quick fix: unknown-capability and id-format', () => {
-  // unknown-capability needs configured providers that list what they offer: here the built-in provider's list.
+describe('quick fix: no-provider, over-budget and id-format', () => {
+  // Both need configured providers that list what they offer and their prices: here the built-in provider's catalog.
   let withoutProviders: LspSession;
   before(async () => {
     withoutProviders = session;
@@ -673,13 +673,43 @@ describe('quick fix: unknown-capability and id-format', () => {
     session = withoutProviders;
   });
 
-  test('the closest capability a provider offers', async () => {
+  test('the offered capabilities nearest the name, a likely typo of it preferred', async () => {
     const text = dagOf([ROOT.replace('"echo"', '"sentiment-analysys"')]);
-    const { actions } = await actionsFor(text, 'unknown-capability');
-    assert.deepEqual(titles(actions), [['Change to "sentiment-analysis"', true]]);
+    const { actions } = await actionsFor(text, 'no-provider');
+    assert.deepEqual(titles(actions), [
+      ['Use capability "sentiment-analysis"', true],
+      ['Use capability "text-split"', false],
+      ['Use capability "echo"', false],
+    ]);
     assert.equal(
-      await applyFix(text, 'unknown-capability', 'Change to "sentiment-analysis"'),
+      await applyFix(text, 'no-provider', 'Use capability "sentiment-analysis"'),
       dagOf([ROOT.replace('"echo"', '"sentiment-analysis"')]),
+    );
+  });
+
+  test('a name like none offered: the nearest, none preferred, so fix-all leaves it to the user', async () => {
+    const text = dagOf([ROOT.replace('"echo"', '"translate"')]);
+    const { actions } = await actionsFor(text, 'no-provider');
+    assert.deepEqual(titles(actions), [
+      ['Use capability "text-split"', false],
+      ['Use capability "echo"', false],
+      ['Use capability "result-aggregation"', false],
+    ]);
+    assert.equal(await applyFix(text, 'no-provider', 'Use capability "echo"'), dagOf([ROOT]));
+  });
+
+  test('max_price_cu below the cheapest price raised to it, preferred', async () => {
+    const priced = withMore(ROOT.replace('"echo"', '"sentiment-analysis"'), '"max_price_cu": 0.0015');
+    const text = dagOf([priced]);
+    const { diagnostic, actions } = await actionsFor(text, 'over-budget');
+    assert.equal(
+      diagnostic.message,
+      'The max_price_cu 0.0015 of task "task_a" is below the price of every provider that offers "sentiment-analysis": the cheapest, "local", asks 0.002 CU, so none would take the task. Raise max_price_cu to 0.002.',
+    );
+    assert.deepEqual(titles(actions), [['Raise max_price_cu to 0.002', true]]);
+    assert.equal(
+      await applyFix(text, 'over-budget', 'Raise max_price_cu to 0.002'),
+      dagOf([priced.replace('0.0015', '0.002')]),
     );
   });
 

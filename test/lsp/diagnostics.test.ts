@@ -10,7 +10,9 @@ import { analyzeDag } from '../../server/src/dag/analyze';
 import { toLspDiagnostic } from '../../server/src/lspDiagnostics';
 import { DIAGNOSTIC_CODES } from '../../server/src/dag/diagnostic';
 import type { DagFile } from '../../server/src/dag/schema';
-import { knownCapabilities, normalizeSettings } from '../../server/src/protocol/settings';
+import { normalizeSettings } from '../../server/src/protocol/settings';
+import { providerOffers } from '../../server/src/providerOffers';
+import { fixtureProviders, readFixtureOptions } from '../support/fixtureOptions';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 import { marketDag, seededRandom } from '../support/marketDag';
 
@@ -28,14 +30,8 @@ const severityName = ['', 'error', 'warning', 'information'];
 function settingsFor(name: string): unknown {
   const file = join(FIXTURES, `${name}.options.json`);
   if (!existsSync(file)) return {};
-  const options = JSON.parse(readFileSync(file, 'utf8')) as { limits?: unknown; knownCapabilities?: string[] };
-  return {
-    limits: options.limits ?? {},
-    providers:
-      options.knownCapabilities === undefined
-        ? []
-        : [{ id: 'p', transport: 'stdio', command: 'x', capabilities: options.knownCapabilities }],
-  };
+  const options = readFixtureOptions(file);
+  return { limits: options.limits ?? {}, providers: fixtureProviders(options) };
 }
 
 function observed(text: string, uri: string, diagnostics: readonly Diagnostic[]): Expected[] {
@@ -215,7 +211,7 @@ describe('language server over stdio: random edits', () => {
 
   test('after bursts of random incremental edits, the published diagnostics equal a fresh analysis of the text', async () => {
     const { limits, providers } = normalizeSettings(settings);
-    const options = { limits, knownCapabilities: knownCapabilities(providers) };
+    const options = { limits, offers: providerOffers(providers) };
     const random = seededRandom(16);
     const below = (n: number) => Math.floor(random() * n);
     const pieces = ['x', '"', ',', '{', '}', '[', ']', ':', ' ', '\n', 'task_a', '"echo"', '"from_task": "task_b"'];
@@ -272,7 +268,7 @@ describe('language server over stdio: settings', () => {
     const diagnostics = (await published).diagnostics;
     assert.deepEqual(
       diagnostics.map((d) => d.code),
-      ['limit', 'unknown-capability'],
+      ['limit', 'no-provider'],
     );
     assert.match(diagnostics[1]!.message as string, /"translate"/);
     await session.stop();
@@ -293,7 +289,7 @@ describe('language server over stdio: settings', () => {
       await session.open(uri, text);
       return (await published).diagnostics.map((d) => String(d.code));
     };
-    assert.deepEqual(await codesOnOpen('file:///virtual/first.acmp-dag.json'), ['unknown-capability']);
+    assert.deepEqual(await codesOnOpen('file:///virtual/first.acmp-dag.json'), ['no-provider']);
     const republished = session.diagnostics('file:///virtual/first.acmp-dag.json', (p) => p.diagnostics.length === 0);
     await session.configure(providerOf(['text-split', 'translate']));
     await republished;

@@ -157,7 +157,7 @@ describe('navigation, rename and hover over stdio', () => {
     return result === null ? undefined : (result.contents as { value: string }).value;
   };
 
-  test('hover on a task reference shows the task: capability, input, upstream, downstream', async () => {
+  test('hover on a task reference shows the task: capability, input, upstream, downstream; then its plan', async () => {
     const text = await hoverText('["task_left‸", "task_right"]');
     assert.equal(
       text,
@@ -167,6 +167,13 @@ describe('navigation, rename and hover over stdio', () => {
         '- input: the output of `task_split` (field `data.chunks[0]`)',
         '- upstream: `task_split`',
         '- downstream: `task_join`',
+        '',
+        // No provider configured: the plan is the built-in provider's, at its catalog price.
+        '**Plan:** `builtin` at 0.002 CU (advertised), the only provider that offers the capability (routing cheapest)',
+        '',
+        '| provider | price | latency | tier | |',
+        '| --- | --- | --- | --- | --- |',
+        '| `builtin` ✓ | 0.002 CU (advertised) | unknown | — | chosen |',
       ].join('\n'),
     );
     assert.match(
@@ -175,7 +182,7 @@ describe('navigation, rename and hover over stdio', () => {
     );
   });
 
-  test('hover on dag_id shows the DAG’s figures', async () => {
+  test('hover on dag_id shows the plan’s summary and the DAG’s figures', async () => {
     const priced = DIAMOND.replace(
       '"capability": "text-split",',
       '"capability": "text-split", "max_price_cu": 0.25, "input_tokens_est": 40,',
@@ -184,6 +191,8 @@ describe('navigation, rename and hover over stdio', () => {
     assert.equal(
       (result.contents as { value: string }).value,
       [
+        '**Plan:** ≈ 0.0061 CU · critical path unknown · ACMP: Show Plan for the whole plan',
+        '',
         '**`dag_diamond`** · 5 tasks, 4 edges',
         '',
         '- roots: `task_split`, `task_note`',

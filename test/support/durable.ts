@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { type EngineProcess, type EnginePorts, startEngineProcess } from '../../server/src/run/durable/engineProcess';
 import { ensureIdentityKey } from '../../server/src/run/durable/requestIdentity';
 import type { RunReport } from '../../server/src/protocol/report';
+import { BUILTIN_CAPABILITIES } from '../../server/src/protocol/builtinCatalog';
 import type { Counts } from './countingProviderProcess';
 import { freePort } from './system';
 
@@ -212,12 +213,19 @@ export class CountingProvider {
     return new CountingProvider(child, mcp, control);
   }
 
-  /** A providers file naming it (transport http) for its capabilities, and the built-in provider for the others. */
+  /**
+   * A providers file naming it (transport http) for its capabilities, and the built-in provider for the others (not
+   * for `echo`: its echo is cheaper, and the runs of these tests must reach the counting provider).
+   */
   providersFile(folder: { file(name: string, value: unknown): string }): string {
     return folder.file('providers.json', {
       providers: [
-        { id: 'counting', transport: 'http', url: this.mcpUrl, capabilities: ['echo', 'hold'] },
-        { id: 'builtin', transport: 'builtin' },
+        { id: 'counting', transport: 'http', url: this.mcpUrl, capabilities: ['echo', 'hold', 'deal'] },
+        {
+          id: 'builtin',
+          transport: 'builtin',
+          capabilities: BUILTIN_CAPABILITIES.filter((capability) => capability !== 'echo'),
+        },
       ],
     });
   }
@@ -278,6 +286,7 @@ const echo = (id: string, from?: string | string[]) => ({
       : { source: Array.isArray(from) ? { from_tasks: from } : { from_task: from } },
 });
 const hold = (id: string, from?: string) => ({ ...echo(id, from), capability: 'hold' });
+const deal = (id: string, from?: string) => ({ ...echo(id, from), capability: 'deal' });
 const edges = (...pairs: [string, string][]) => pairs.map(([from, to]) => ({ from, to }));
 
 /** a → b, a → c (b and c held by the provider until released), b → d, c → d. */
@@ -285,6 +294,13 @@ export const DIAMOND = {
   dag_id: 'dag_durable_diamond',
   tasks: [echo('task_a'), hold('task_b', 'task_a'), hold('task_c', 'task_a'), echo('task_d', ['task_b', 'task_c'])],
   edges: edges(['task_a', 'task_b'], ['task_a', 'task_c'], ['task_b', 'task_d'], ['task_c', 'task_d']),
+};
+
+/** DIAMOND with `deal` tasks for b and c: the provider holds the answers to the accepts of their offers. */
+export const DEAL_DIAMOND = {
+  dag_id: 'dag_durable_deal',
+  tasks: [echo('task_a'), deal('task_b', 'task_a'), deal('task_c', 'task_a'), echo('task_d', ['task_b', 'task_c'])],
+  edges: DIAMOND.edges,
 };
 
 /** a → b → c, and x apart; b and x held. */
@@ -295,7 +311,10 @@ export const CHAIN_AND_APART = {
 };
 
 /** The provider's counts of the run's wire task ids, by DAG task id. */
-export async function countsOfRun(provider: CountingProvider, report: RunReport): Promise<Counts> {
+export async function countsOfRun(
+  provider: CountingProvider,
+  report: RunReport,
+): Promise<Pick<Counts, 'invokes' | 'executions' | 'cancels'>> {
   const tag = report.tasks[0]!.wire_task_id!.slice(report.tasks[0]!.task_id.length);
   const counts = await provider.counts();
   const ofRun = (table: Record<string, number>) =>

@@ -25,6 +25,8 @@ export interface SessionOptions {
   readonly server?: readonly string[];
   /** Added to the server's environment. */
   readonly env?: Readonly<Record<string, string>>;
+  /** What the client says it can do under `workspace`, besides configuration and workspace folders. */
+  readonly workspaceCapabilities?: Readonly<Record<string, unknown>>;
 }
 
 export interface PublishDiagnosticsParams {
@@ -90,7 +92,7 @@ export async function startLspSession(configuration: unknown = {}, options: Sess
     processId: process.pid,
     rootUri: folders?.[0]?.uri ?? null,
     workspaceFolders: folders,
-    capabilities: { workspace: { configuration: true, workspaceFolders: true } },
+    capabilities: { workspace: { configuration: true, workspaceFolders: true, ...options.workspaceCapabilities } },
   });
   await connection.sendNotification('initialized', {});
 

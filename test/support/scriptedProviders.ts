@@ -1,8 +1,11 @@
 // Scripted in-process providers for the executor's tests: a test writes each capability's behaviour (answer when a
 // promise resolves, fail with a code, stream chunks in any order, send heartbeats, never answer, ...); the provider
 // honours idempotency by task_id, counts executions, can drop answers or refuse connections N times, and records
-// every message it receives. Also a recorder of run events to wait on.
+// every message it receives; it negotiates (Layer 6) when given a Negotiation, else answers -32601 as a provider that
+// does not. Also a recorder of run events to wait on.
 import {
+  type AcceptParams,
+  type AcceptResult,
   ACMP_ERRORS,
   ACMP_VERSION,
   type AcmpCapability,
@@ -11,7 +14,10 @@ import {
   type ChunkParams,
   type InvokeParams,
   type InvokeResult,
+  METHOD_NOT_FOUND,
   METHODS,
+  type Offer,
+  type OfferRequestParams,
   TransportError,
 } from '../../server/src/protocol/acmpMessages';
 import type { TaskOutput, RunEvent } from '../../server/src/protocol/report';
@@ -36,6 +42,9 @@ export const FULL: AcmpCapability = {
   emits: [METHODS.streamChunk],
   features: { output_streaming: true, input_streaming: true },
 };
+
+/** The methods a provider that negotiates advertises (Layer 6). */
+export const QUOTES = [METHODS.offerRequest, METHODS.accept];
 
 /** Invoke only: no cancel, no streaming, no heartbeats. */
 export const PLAIN: AcmpCapability = {
@@ -84,6 +93,52 @@ export const refuse =
     throw new AcmpError(code, message, { detail: message });
   };
 
+/** How a scripted provider answers `acmp/offerRequest` and `acmp/accept` (throw AcmpError to refuse). */
+export interface Negotiation {
+  offerRequest(params: OfferRequestParams): Offer | Promise<Offer>;
+  accept(params: AcceptParams): AcceptResult | Promise<AcceptResult>;
+}
+
+/**
+ * A Negotiation that quotes fixed prices by capability, as Layer 6 says: -33002 for a capability without a price,
+ * -33001 above `max_price_cu`, offers valid for `validMs` (or the buyer's shorter `offer_valid_ms`) on the clock
+ * `now`, single-use (-34001 unknown, -34002 expired, -34003 accepted already). `accepted` lists the accepted ids.
+ */
+export function quoting(
+  prices: Readonly<Record<string, number>>,
+  { validMs = 5_000, latencyMs, now = Date.now }: { validMs?: number; latencyMs?: number; now?: () => number } = {},
+): Negotiation & { readonly accepted: string[] } {
+  const offers = new Map<string, Offer>();
+  const accepted: string[] = [];
+  return {
+    accepted,
+    offerRequest(params) {
+      const price = prices[params.capability];
+      if (price === undefined) throw new AcmpError(ACMP_ERRORS.capability_not_found, `no ${params.capability}`);
+      if (params.max_price_cu !== undefined && price > params.max_price_cu) {
+        throw new AcmpError(ACMP_ERRORS.budget_exceeded, 'Budget exceeded', { min_price_cu: price });
+      }
+      const offer: Offer = {
+        offer_id: `offer_${offers.size + 1}`,
+        capability: params.capability,
+        price_cu: price,
+        valid_until_ms: now() + Math.min(validMs, params.offer_valid_ms ?? validMs),
+        ...(latencyMs !== undefined && { latency_sla_ms: latencyMs }),
+      };
+      offers.set(offer.offer_id, offer);
+      return offer;
+    },
+    accept({ offer_id: offerId, escrow_id: escrowId }) {
+      const offer = offers.get(offerId);
+      if (offer === undefined) throw new AcmpError(ACMP_ERRORS.offer_not_found, 'Offer not found');
+      if (accepted.includes(offerId)) throw new AcmpError(ACMP_ERRORS.already_accepted, 'Offer already accepted');
+      if (now() > offer.valid_until_ms) throw new AcmpError(ACMP_ERRORS.offer_expired, 'Offer expired');
+      accepted.push(offerId);
+      return { offer_id: offerId, ...(escrowId !== undefined && { escrow_id: escrowId }), price_cu: offer.price_cu };
+    },
+  };
+}
+
 export interface Received {
   readonly method: string;
   readonly params: { readonly task_id: string } & Record<string, unknown>;
@@ -116,15 +171,28 @@ export class ScriptedProvider {
   private readonly tasks = new Map<string, ProviderTask>();
   private readonly waiters: { match: (message: Received) => boolean; resolve: (message: Received) => void }[] = [];
 
-  /** The `acmp` capability it advertises: FULL unless `options.acmp` is given (undefined: none at all). */
+  /** The `acmp/offerRequest`s and `acmp/accept`s received, in order. */
+  readonly offerRequests: OfferRequestParams[] = [];
+  readonly accepts: AcceptParams[] = [];
+
+  /**
+   * The `acmp` capability it advertises: FULL unless `options.acmp` is given (undefined: none at all), with the quote
+   * methods when it negotiates.
+   */
   readonly acmp: AcmpCapability | undefined;
+  private readonly negotiation: Negotiation | undefined;
 
   constructor(
     readonly id: string,
     private readonly behaviours: Readonly<Record<string, Behaviour>>,
-    options: { readonly acmp?: AcmpCapability | undefined } = {},
+    options: { readonly acmp?: AcmpCapability | undefined; readonly negotiation?: Negotiation } = {},
   ) {
-    this.acmp = 'acmp' in options ? options.acmp : FULL;
+    const acmp = 'acmp' in options ? options.acmp : FULL;
+    this.acmp =
+      acmp === undefined || options.negotiation === undefined
+        ? acmp
+        : { ...acmp, accepts: [...acmp.accepts, ...QUOTES] };
+    this.negotiation = options.negotiation;
   }
 
   /** The params of every message of `method` received, in order. */
@@ -164,6 +232,16 @@ export class ScriptedProvider {
       throw new TransportError(`${this.id}: connection closed`);
     });
     lost.catch(() => undefined);
+    /** A negotiation message's answer, raced against the connection's end; -32601 from a provider without one. */
+    const negotiate = <T>(answer: (negotiation: Negotiation) => T | Promise<T>): Promise<T> => {
+      if (!open) return Promise.reject(new TransportError(`${this.id}: connection closed`));
+      const negotiation = this.negotiation;
+      const result =
+        negotiation === undefined
+          ? Promise.reject(new AcmpError(METHOD_NOT_FOUND, 'Method not found'))
+          : (async () => answer(negotiation))();
+      return Promise.race([result, lost]);
+    };
     return Promise.resolve({
       providerId: this.id,
       acmp: this.acmp,
@@ -183,6 +261,14 @@ export class ScriptedProvider {
         task.inputChunks.push(params);
         if (params.final) task.input.resolve(task.inputChunks);
         return Promise.resolve();
+      },
+      offerRequest: (params) => {
+        this.offerRequests.push({ ...params });
+        return negotiate((negotiation) => negotiation.offerRequest(params));
+      },
+      accept: (params) => {
+        this.accepts.push({ ...params });
+        return negotiate((negotiation) => negotiation.accept(params));
       },
       cancel: (params) => {
         record(METHODS.cancel, { ...params });

@@ -275,7 +275,7 @@ export const SEMANTICS: readonly SemanticsCase[] = [
 /** Runs one case with `driver`; resolves with the report once the checks passed. */
 export async function runCase(driver: RunDriver, row: SemanticsCase): Promise<RunReport> {
   const providers = row.providers();
-  const configs: ProviderConfig[] = providers.map((scripted) => ({ id: scripted.id, transport: 'builtin' }));
+  const configs: ProviderConfig[] = providers.map((scripted) => ({ id: scripted.id, transport: 'stdio' }));
   const analysis = analyzeDag(JSON.stringify({ dag_id: 'dag_semantics', tasks: row.tasks, edges: row.edges ?? [] }));
   const run = await driver.start(analysis, {
     providers: configs,

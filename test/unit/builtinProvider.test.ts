@@ -1,5 +1,5 @@
 // The built-in provider in-process: its outputs against the catalog's documented shapes, prices, refusals, proofs,
-// idempotency, streaming both ways and cancellation (Layer 1), and its in-process connection.
+// idempotency, streaming both ways and cancellation (Layer 1), its quotes (Layer 6), and its in-process connection.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BUILTIN_CATALOG, BUILTIN_CAPABILITIES } from '../../server/src/protocol/builtinCatalog';
@@ -8,6 +8,7 @@ import {
   BUILTIN_ACMP,
   BUILTIN_PRICES_CU,
   BuiltinProvider,
+  DEFAULT_OFFER_VALID_MS,
   INVALID_PARAMS,
 } from '../../server/src/run/builtin/provider';
 import { assembleChunks } from '../../server/src/run/chunks';
@@ -368,10 +369,122 @@ test('an input stream that does not end within timeout_ms fails with -33003; clo
   assert.equal((await refusal(waiting)).code, ACMP_ERRORS.cancelled);
 });
 
+/** A provider on a clock the test moves by hand; `clock.now` is what the provider reads. */
+function onClock(options: ConstructorParameters<typeof BuiltinProvider>[0] = {}) {
+  const clock = { now: 1_000_000 };
+  return { clock, provider: new BuiltinProvider({ ...options, now: () => clock.now }) };
+}
+
+test('a quote: the catalog price, valid for the provider window or the shorter one asked, the proof asked for', async () => {
+  const { clock, provider } = onClock();
+  const offer = await provider.offerRequest({ capability: 'sentiment-analysis' });
+  assert.equal(offer.capability, 'sentiment-analysis');
+  assert.equal(offer.price_cu, BUILTIN_PRICES_CU['sentiment-analysis']);
+  assert.equal(offer.valid_until_ms, clock.now + DEFAULT_OFFER_VALID_MS);
+  assert.equal(offer.latency_sla_ms, undefined);
+  assert.equal(offer.proof_method, undefined);
+  assert.ok(offer.offer_id.length > 0);
+  const again = await provider.offerRequest({ capability: 'sentiment-analysis' });
+  assert.notEqual(again.offer_id, offer.offer_id, 'each offer is single-use, so each has its own id');
+
+  const short = await provider.offerRequest({ capability: 'echo', offer_valid_ms: 50, proof_method: 'result-hash' });
+  assert.equal(short.valid_until_ms, clock.now + 50);
+  assert.equal(short.proof_method, 'result-hash');
+  const long = await provider.offerRequest({ capability: 'echo', offer_valid_ms: 3_600_000 });
+  assert.equal(long.valid_until_ms, clock.now + DEFAULT_OFFER_VALID_MS, 'clamped to the provider window');
+
+  const configured = onClock({ offerValidMs: 200, latencyMs: 40 });
+  const terms = await configured.provider.offerRequest({ capability: 'echo', max_price_cu: 1 });
+  assert.equal(terms.valid_until_ms, configured.clock.now + 200);
+  assert.equal(terms.latency_sla_ms, 40);
+});
+
+test('accept: the Ack with the offered price once, -34003 the second time', async () => {
+  const { provider } = onClock();
+  const offer = await provider.offerRequest({ capability: 'text-split' });
+  assert.deepEqual(await provider.accept({ offer_id: offer.offer_id, escrow_id: 'esc_1' }), {
+    offer_id: offer.offer_id,
+    escrow_id: 'esc_1',
+    price_cu: BUILTIN_PRICES_CU['text-split'],
+  });
+  const second = await refusal(provider.accept({ offer_id: offer.offer_id }));
+  assert.equal(second.code, ACMP_ERRORS.already_accepted);
+  const other = await provider.offerRequest({ capability: 'text-split' });
+  assert.deepEqual(await provider.accept({ offer_id: other.offer_id }), {
+    offer_id: other.offer_id,
+    price_cu: BUILTIN_PRICES_CU['text-split'],
+  });
+});
+
+test('accept after valid_until_ms: -34002, even for an offer accepted before', async () => {
+  const { clock, provider } = onClock();
+  const offer = await provider.offerRequest({ capability: 'echo', offer_valid_ms: 1 });
+  clock.now += 1;
+  const accepted = await provider.offerRequest({ capability: 'echo', offer_valid_ms: 1 });
+  await provider.accept({ offer_id: accepted.offer_id });
+  clock.now += 1;
+  const expired = await refusal(provider.accept({ offer_id: offer.offer_id }));
+  assert.equal(expired.code, ACMP_ERRORS.offer_expired);
+  assert.equal((expired.data as { valid_until_ms: number }).valid_until_ms, offer.valid_until_ms);
+  clock.now += 1;
+  assert.equal((await refusal(provider.accept({ offer_id: accepted.offer_id }))).code, ACMP_ERRORS.offer_expired);
+});
+
+test('accept of an offer this provider did not make: -34001 (tampered, another provider, garbage)', async () => {
+  const { provider } = onClock();
+  const offer = await provider.offerRequest({ capability: 'echo' });
+  const [body, mac] = offer.offer_id.split('.') as [string, string];
+  // The terms say a lower price, under the old MAC.
+  const terms = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as Record<string, unknown>;
+  const cheaper = Buffer.from(JSON.stringify({ ...terms, p: 0 })).toString('base64url');
+  const foreign = await new BuiltinProvider().offerRequest({ capability: 'echo' });
+  const flipped = `${body}.${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`;
+  for (const offerId of [`${cheaper}.${mac}`, flipped, foreign.offer_id, 'offer_6217d1', '', '.', 'x'.repeat(5_000)]) {
+    const error = await refusal(provider.accept({ offer_id: offerId }));
+    assert.equal(error.code, ACMP_ERRORS.offer_not_found, offerId.slice(0, 40));
+  }
+  assert.equal((await provider.accept({ offer_id: offer.offer_id })).price_cu, offer.price_cu);
+});
+
+test('no quote above max_price_cu (-33001 with min_price_cu), for an unknown capability (-33002), another proof (-33006)', async () => {
+  const provider = new BuiltinProvider();
+  const price = BUILTIN_PRICES_CU['sentiment-analysis'];
+  const budget = await refusal(provider.offerRequest({ capability: 'sentiment-analysis', max_price_cu: price / 2 }));
+  assert.equal(budget.code, ACMP_ERRORS.budget_exceeded);
+  assert.equal((budget.data as { min_price_cu: number }).min_price_cu, price);
+  assert.equal(
+    (await provider.offerRequest({ capability: 'sentiment-analysis', max_price_cu: price })).price_cu,
+    price,
+  );
+  const unknown = await refusal(provider.offerRequest({ capability: 'translation' }));
+  assert.equal(unknown.code, ACMP_ERRORS.capability_not_found);
+  assert.equal((unknown.data as { capability: string }).capability, 'translation');
+  const proof = await refusal(provider.offerRequest({ capability: 'echo', proof_method: 'tee-attestation' }));
+  assert.equal(proof.code, ACMP_ERRORS.proof_unsupported);
+});
+
+test('the price factor: quotes and charges agree, and max_price_cu holds against the factored price', async () => {
+  const provider = new BuiltinProvider({ priceFactor: 5 });
+  const price = BUILTIN_PRICES_CU['sentiment-analysis'] * 5;
+  const offer = await provider.offerRequest({ capability: 'sentiment-analysis' });
+  assert.equal(offer.price_cu, price);
+  const ack = await provider.accept({ offer_id: offer.offer_id });
+  const input = { type: 'text', data: REVIEW };
+  const result = await invoke(provider, { capability: 'sentiment-analysis', input, max_price_cu: ack.price_cu });
+  assert.equal(result.cost_cu, ack.price_cu);
+  const catalogPrice = BUILTIN_PRICES_CU['sentiment-analysis'];
+  const budget = await refusal(
+    invoke(provider, { capability: 'sentiment-analysis', input, max_price_cu: catalogPrice }),
+  );
+  assert.equal((budget.data as { min_price_cu: number }).min_price_cu, price);
+  assert.equal((await invoke(new BuiltinProvider({ priceFactor: 0 }), { capability: 'echo', input })).cost_cu, 0);
+});
+
 test('the acmp capability follows Layer 1 §1', () => {
   const { accepts, emits, features } = BUILTIN_ACMP;
   assert.equal(BUILTIN_ACMP.version, '0.1.0');
   assert.ok(accepts.includes('acmp/invoke') && accepts.includes('acmp/cancel'));
+  assert.ok(accepts.includes('acmp/offerRequest') && accepts.includes('acmp/accept'), 'it negotiates (Layer 6)');
   assert.equal(accepts.includes('acmp/inputChunk'), features.input_streaming === true);
   assert.equal(emits.includes('acmp/streamChunk'), features.output_streaming === true);
   assert.equal(emits.includes('acmp/heartbeat'), features.heartbeat_interval_ms !== undefined);
@@ -388,6 +501,11 @@ test('the builtin transport: the provider in-process; closing ends what is in fl
     result.output,
     await invoke(new BuiltinProvider(), { capability: 'text-split', input }).then((r) => r.output),
   );
+
+  const offer = await connection.offerRequest({ capability: 'text-split' });
+  assert.equal((await connection.accept({ offer_id: offer.offer_id })).price_cu, BUILTIN_PRICES_CU['text-split']);
+  const refused = await refusal(connection.accept({ offer_id: offer.offer_id }));
+  assert.equal(refused.code, ACMP_ERRORS.already_accepted);
 
   const streamId = freshId();
   const handlers = recorder();
@@ -407,4 +525,6 @@ test('the builtin transport: the provider in-process; closing ends what is in fl
     connection.inputChunk({ task_id: streamId, seq: 1, chunk: { type: 'text', data: 'b' }, final: true }),
     TransportError,
   );
+  await assert.rejects(connection.offerRequest({ capability: 'echo' }), TransportError);
+  await assert.rejects(connection.accept({ offer_id: offer.offer_id }), TransportError);
 });

@@ -1,12 +1,13 @@
 // The analysis core against fixture files with their expected diagnostics: every code fires where it must and
 // stays silent on valid input.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { type AnalysisOptions, analyzeDag } from '../../server/src/dag/analyze';
 import { DIAGNOSTIC_CODES } from '../../server/src/dag/diagnostic';
+import { analysisOptionsOf, readFixtureOptions } from '../support/fixtureOptions';
 import { marketDag } from '../support/marketDag';
 
 const FIXTURES = join(__dirname, '../fixtures/diagnostics');
@@ -20,7 +21,7 @@ for (const name of names) {
   test(`fixture ${name}`, () => {
     const text = readFileSync(join(FIXTURES, `${name}.acmp-dag.json`), 'utf8');
     const optionsFile = join(FIXTURES, `${name}.options.json`);
-    const options = existsSync(optionsFile) ? (JSON.parse(readFileSync(optionsFile, 'utf8')) as AnalysisOptions) : {};
+    const options = analysisOptionsOf(readFixtureOptions(optionsFile));
     const expected = JSON.parse(readFileSync(join(FIXTURES, `${name}.expected.json`), 'utf8')) as unknown[];
     const document = TextDocument.create('file:///f', 'acmp-dag', 1, text);
     const { diagnostics } = analyzeDag(text, options);
@@ -229,9 +230,11 @@ test('messages read as sentences, with lines and columns rather than offsets and
     [{ from: '', to: 'task_a' }],
   );
   assert.deepEqual(
-    analyzeDag(empty, { knownCapabilities: ['echo'] }).diagnostics.map((d) => d.message.split(/[,:;]/)[0]),
+    analyzeDag(empty, analysisOptionsOf({ knownCapabilities: ['echo'] })).diagnostics.map(
+      (d) => d.message.split(/[,:;]/)[0],
+    ),
     [
-      'No configured provider offers an empty capability (task "task_a")',
+      'No provider offers an empty capability (task "task_a"). Offered',
       'Task "task_a" references an empty task id in from_task',
       'Edge #1 "from" names an empty task id',
     ],

@@ -19,7 +19,8 @@ import {
 } from '../../server/src/run/durable/outputStore';
 import { type StepOutcome, type TaskStep, inputFromStore, runTaskStep } from '../../server/src/run/durable/taskStep';
 import { ACMP_ERRORS } from '../../server/src/protocol/acmpMessages';
-import { BUILTIN_PROVIDER, ProviderPool } from '../../server/src/run/routing';
+import { BUILTIN_PROVIDER } from '../../server/src/run/pricing';
+import { ProviderPool } from '../../server/src/run/routing';
 
 const EVIL = 'task_/../../sub/evil';
 const BIG = 'x'.repeat(DEFAULT_JOURNAL_OUTPUT_BYTES + 1);

@@ -6,6 +6,7 @@ import type { TaskOutput, RunEvent, RunReport, TaskReport } from '../../server/s
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { assembleChunks } from '../../server/src/run/chunks';
 import { startRun } from '../../server/src/run/executor';
+import { NoProviderRefused } from '../../server/src/run/refused';
 import { RunRefused } from '../../server/src/run/refused';
 import { resultHash } from '../../server/src/run/proof';
 import {
@@ -67,7 +68,7 @@ function start(
   const connect = scriptedConnector(...providers);
   const { configs, ...rest } = options;
   const run = startRun(analysis, {
-    providers: configs ?? providers.map((provider) => ({ id: provider.id, transport: 'builtin' })),
+    providers: configs ?? providers.map((provider) => ({ id: provider.id, transport: 'stdio' })),
     connect,
     onEvent: log.onEvent,
     backoffMs: 1,
@@ -288,8 +289,8 @@ test(
       [p, mute],
       {
         configs: [
-          { id: 'p', transport: 'builtin', capabilities: ['echo', 'hang'] },
-          { id: 'mute', transport: 'builtin' },
+          { id: 'p', transport: 'stdio', capabilities: ['echo', 'hang'] },
+          { id: 'mute', transport: 'stdio' },
         ],
       },
     );
@@ -372,8 +373,8 @@ test(
       {
         policy: 'best-effort',
         configs: [
-          { id: 'p', transport: 'builtin', capabilities: ['hang'] },
-          { id: 'plain', transport: 'builtin', capabilities: ['stuck'] },
+          { id: 'p', transport: 'stdio', capabilities: ['hang'] },
+          { id: 'plain', transport: 'stdio', capabilities: ['stuck'] },
         ],
       },
     );
@@ -574,10 +575,10 @@ test(
     const pricey = new ScriptedProvider('pricey', { cap: refuse(ACMP_ERRORS.budget_exceeded, 'too cheap') });
     const good = new ScriptedProvider('good', { cap: echo });
     const configs: ProviderConfig[] = [
-      { id: 'elsewhere', transport: 'builtin', capabilities: ['other'] },
-      { id: 'lacking', transport: 'builtin', capabilities: ['cap'] },
-      { id: 'pricey', transport: 'builtin' },
-      { id: 'good', transport: 'builtin' },
+      { id: 'elsewhere', transport: 'stdio', capabilities: ['other'] },
+      { id: 'lacking', transport: 'stdio', capabilities: ['cap'] },
+      { id: 'pricey', transport: 'stdio' },
+      { id: 'good', transport: 'stdio' },
     ];
     const { run, connect, log } = start(dag([task('task_a', 'cap', text('A'))]), [elsewhere, lacking, pricey, good], {
       configs,
@@ -610,14 +611,15 @@ test(
     assert.equal(taskIn(stopped, 'task_a').error!.code, ACMP_ERRORS.internal);
     assert.equal(spare.received.length, 0);
 
-    const none = await start(dag([task('task_a', 'nobody', text('A'))]), [elsewhere], {
-      configs: [configs[0]!],
-    }).run.done;
-    assert.equal(taskIn(none, 'task_a').error!.code, ACMP_ERRORS.capability_not_found);
-    assert.match(taskIn(none, 'task_a').error!.message, /"nobody"/);
+    // A capability no provider lists keeps the run from starting: nothing is sent, not even to the others.
+    assert.throws(
+      () => start(dag([task('task_a', 'nobody', text('A'))]), [elsewhere], { configs: [configs[0]!] }),
+      (error: Error) => error instanceof NoProviderRefused && /task_a \(nobody\).*offer other/.test(error.message),
+    );
+    assert.equal(elsewhere.received.length, 0);
 
-    const builtin = new ScriptedProvider('builtin', { cap: echo });
-    const defaults = start(dag([task('task_a', 'cap', text('A'))]), [builtin], { configs: [] });
+    const builtin = new ScriptedProvider('builtin', { echo });
+    const defaults = start(dag([task('task_a', 'echo', text('A'))]), [builtin], { configs: [] });
     assert.equal((await defaults.run.done).status, 'completed');
     assert.deepEqual(defaults.connect.asked, ['builtin'], 'no providers: the built-in one');
   },
@@ -752,8 +754,8 @@ test(
       );
       const { run } = start(analysis, [upstream, downstream], {
         configs: [
-          { id: 'up', transport: 'builtin', capabilities: ['produce'] },
-          { id: 'down', transport: 'builtin', capabilities: ['consume'] },
+          { id: 'up', transport: 'stdio', capabilities: ['produce'] },
+          { id: 'down', transport: 'stdio', capabilities: ['consume'] },
         ],
       });
       const report = await run.done;
@@ -955,7 +957,7 @@ test('a provider misbehaving fails its task with a clear error; done still resol
     {
       policy: 'best-effort',
       configs: [
-        { id: 'p', transport: 'builtin', capabilities: ['bare', 'unfinished', 'odd'] },
+        { id: 'p', transport: 'stdio', capabilities: ['bare', 'unfinished', 'odd'] },
         { id: 'q', transport: 'stdio', command: 'nowhere' },
       ],
       connect: (config) => (config.id === 'p' ? p.connect() : throwing()),
@@ -1036,6 +1038,13 @@ test(
       started_at: at(id, 'running'),
       wire_task_id: `${id}-${runTag}`,
       finished_at: at(id, 'completed'),
+      // A provider alone is not quoted: it goes direct, at no known price (its entry advertises none).
+      accepted: {
+        provider_id: 'p',
+        pricing: 'direct',
+        basis: 'unknown',
+        ...(id === 'task_a' ? { max_price_cu: 1 } : {}),
+      },
     });
     assert.deepEqual(report, {
       dag_id: 'dag_test',
@@ -1048,6 +1057,7 @@ test(
       result: { task_b: text('A') },
       totals: { cost_cu: 0.002, tokens_used: 2 },
       streamed_edges: [],
+      routing: 'cheapest',
     });
     assert.ok(report.finished_at >= at('task_b', 'completed') && report.finished_at <= last.at);
   },

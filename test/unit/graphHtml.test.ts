@@ -63,7 +63,14 @@ describe('the graph webview page', () => {
       { from: 'b', to: 'b', cycle: true, dangling: false, streamEligible: false },
     ];
     const ids = nodes.map(({ id }) => id);
-    const graph: DagGraph = { parsed: true, dagId: 'dag_x', nodes, edges, layout: layOutTasks(ids, edges) };
+    const graph: DagGraph = {
+      parsed: true,
+      dagId: 'dag_x',
+      nodes,
+      edges,
+      layout: layOutTasks(ids, edges),
+      criticalPath: { taskIds: ['a', 'b'], by: 'latency', latencyMs: 1500, unknownLatency: 1 },
+    };
     const packed = packGraph(graph);
     assert.deepEqual(packed.names, ['a', 'b', 'c <&>', 'ghost']);
     assert.deepEqual(unpackGraph(structuredClone(packed)), graph);

@@ -25,6 +25,8 @@ const SCRIPT_URI = `${CSP_SOURCE}/ext/dist/graph.js`;
 /** jsdom lays nothing out and measures no text: the view is this size, a character this wide. */
 const VIEW = { width: 1000, height: 700 };
 const CHARACTER_WIDTH = 7;
+/** The critical path's colour without VS Code's theme variables (graphPalette.ts). */
+const CRITICAL_COLOUR = '#bc05bc';
 
 /** Texts that do something when parsed as HTML or SVG. */
 const HOSTILE = {
@@ -86,6 +88,8 @@ interface Page {
   readonly posted: FromGraphPage[];
   /** Every text drawn on a canvas, in order. */
   readonly drawnTexts: string[];
+  /** Every path stroked on a canvas, in order. */
+  readonly strokes: Stroke[];
   /** Exceptions inside the page (a message handler that threw), which a browser would only log. */
   readonly errors: Error[];
   /** Delivers a message from the extension the way a webview does: a `message` event on the window. */
@@ -99,14 +103,34 @@ interface Page {
   pointer(type: string, layout: { readonly boxes: readonly number[] }, n: number): void;
 }
 
-/** A 2D context that draws nothing and records the texts it is asked to draw. */
-function recordingContext(drawnTexts: string[]): CanvasRenderingContext2D {
+/** A path stroked: its colour and width, and how many rectangles and lines (moveTo) it had. */
+interface Stroke {
+  readonly colour: string;
+  readonly width: number;
+  readonly rects: number;
+  readonly lines: number;
+}
+
+/** A 2D context that draws nothing and records the texts it is asked to draw and the paths it strokes. */
+function recordingContext(drawnTexts: string[], strokes: Stroke[]): CanvasRenderingContext2D {
   const properties = new Map<PropertyKey, unknown>();
+  let path = { rects: 0, lines: 0 };
   return new Proxy({} as CanvasRenderingContext2D, {
     get(_, name) {
       if (properties.has(name)) return properties.get(name);
       if (name === 'measureText') return (text: string) => ({ width: CHARACTER_WIDTH * text.length });
       if (name === 'fillText') return (text: string) => drawnTexts.push(text);
+      if (name === 'beginPath') return () => (path = { rects: 0, lines: 0 });
+      if (name === 'rect') return () => path.rects++;
+      if (name === 'moveTo') return () => path.lines++;
+      if (name === 'stroke') {
+        return () =>
+          strokes.push({
+            colour: String(properties.get('strokeStyle')),
+            width: Number(properties.get('lineWidth')),
+            ...path,
+          });
+      }
       if (name === 'createImageData') {
         return (width: number, height: number) => ({ width, height, data: new Uint8ClampedArray(4 * width * height) });
       }
@@ -138,6 +162,7 @@ function openPage(): Page {
   const { document } = window;
   const posted: FromGraphPage[] = [];
   const drawnTexts: string[] = [];
+  const strokes: Stroke[] = [];
   // The webview's API; a clone, because deepEqual compares prototypes and the page's objects are of its own realm.
   Object.assign(window, {
     acquireVsCodeApi: () => ({ postMessage: (message: FromGraphPage) => posted.push(structuredClone(message)) }),
@@ -147,7 +172,7 @@ function openPage(): Page {
   });
   // What a webview (Chromium) has and jsdom does not: a canvas, a laid-out view, pointer capture.
   Object.defineProperty(window.HTMLCanvasElement.prototype, 'getContext', {
-    value: () => recordingContext(drawnTexts),
+    value: () => recordingContext(drawnTexts, strokes),
   });
   Object.defineProperty(window.HTMLElement.prototype, 'clientWidth', { get: () => VIEW.width });
   Object.defineProperty(window.HTMLElement.prototype, 'clientHeight', { get: () => VIEW.height });
@@ -168,6 +193,7 @@ function openPage(): Page {
     document,
     posted,
     drawnTexts,
+    strokes,
     errors,
     send: (message) => window.dispatchEvent(new window.MessageEvent('message', { data: message })),
     frame: () => new Promise((resolveFrame) => window.requestAnimationFrame(() => resolveFrame())),
@@ -431,6 +457,51 @@ describe('the graph webview, rendered in a DOM', () => {
     await page.frame();
     assert.equal(page.drawn().current, ids[1]);
     assert.deepEqual(page.posted, [{ type: 'ready' }, { type: 'reveal', taskId: ids[1] }]);
+    assertNothingInterpreted(page);
+  });
+
+  test('the critical path: its boxes ringed and its edges thick in its own colour, named in the status line', async () => {
+    // a → b → c is the critical path; a → d is not on it.
+    const nodes = ['task_a', 'task_b', 'task_c', 'task_d'].map((id) => node(id));
+    const edges = [edge('task_a', 'task_b'), edge('task_b', 'task_c'), edge('task_a', 'task_d')];
+    const plain = laidOut(graphOf('dag_critical', nodes, edges));
+    const critical: DagGraph = {
+      ...plain,
+      criticalPath: { taskIds: ['task_a', 'task_b', 'task_c'], by: 'latency', latencyMs: 3200, unknownLatency: 0 },
+    };
+    const page = openPage();
+    page.send({ type: 'graph', graph: packGraph(critical), stale: false });
+    await page.frame();
+    assert.equal(status(page), 'dag_critical: 4 tasks, 3 edges · critical path: 3 tasks, 3.2 s');
+    // The theme's colour where it has one; the page's fallback in a DOM without VS Code's styles.
+    const inColour = page.strokes.filter((stroke) => stroke.colour === CRITICAL_COLOUR);
+    assert.ok(
+      inColour.some((stroke) => stroke.rects === 3),
+      `the three boxes on it ringed: ${JSON.stringify(inColour)}`,
+    );
+    const thickEdges = inColour.filter((stroke) => stroke.rects === 0 && stroke.lines > 0);
+    assert.ok(thickEdges.length > 0 && thickEdges.every((stroke) => stroke.width >= 3), 'its edges drawn thick');
+    // Two edges, each a line and an arrowhead: a → d is drawn with the others.
+    assert.equal(thickEdges[0]!.lines, 4);
+
+    const without = openPage();
+    without.send({ type: 'graph', graph: packGraph(plain), stale: false });
+    await without.frame();
+    assert.equal(status(without), 'dag_critical: 4 tasks, 3 edges');
+    assert.deepEqual(
+      without.strokes.filter((stroke) => stroke.colour === CRITICAL_COLOUR && stroke.lines + stroke.rects > 0),
+      [],
+    );
+
+    // Unknown latencies on it: at least that long; none known: the longest chain.
+    const partly = { ...critical, criticalPath: { ...critical.criticalPath!, unknownLatency: 1 } };
+    page.send({ type: 'graph', graph: packGraph(partly), stale: false });
+    await page.frame();
+    assert.match(status(page), / · critical path: 3 tasks, ≥ 3\.2 s$/);
+    const byDepth = { ...critical, criticalPath: { taskIds: ['task_a', 'task_b', 'task_c'], by: 'depth' as const } };
+    page.send({ type: 'graph', graph: packGraph(byDepth), stale: false });
+    await page.frame();
+    assert.match(status(page), / · critical path: 3 tasks \(the longest chain: no latency known\)$/);
     assertNothingInterpreted(page);
   });
 

@@ -213,3 +213,40 @@ test('replaying the same events, as calls or as data, makes the same commands an
   assert.equal(direct.commands[direct.commands.length - 1]!.type, 'finished');
   assert.equal(report(direct).status, 'failed');
 });
+
+test('a task the budget cannot cover ends cancelled, not started; its downstream goes as the failure policy says', () => {
+  const denied = { code: ACMP_ERRORS.cancelled, message: 'not started: budget', data: { reason: 'budget' } };
+  const lenient = machineOf(['a', 'b', 'c'], [['a', 'b']], { policy: 'best-effort' });
+  lenient.machine.start('T0');
+  assert.deepEqual(lenient.taken(), ['launch a', 'launch c']);
+  assert.equal(lenient.machine.notCovered(lenient.t('a'), denied, 'T1'), true);
+  assert.deepEqual(lenient.taken(), ['cancelled a (running)', 'cancelled b']);
+  lenient.machine.completed(lenient.t('c'), 'T2', FACTS);
+  assert.deepEqual(lenient.taken(), ['completed c (running)', 'finished']);
+  const report = lenient.machine.report({
+    runId: 'r',
+    finishedAt: 'T3',
+    outputOf: () => ({ type: 'text', data: 'c' }),
+    wireTaskId: (task) => `w${task}`,
+    streamedEdges: [],
+  });
+  assert.equal(report.status, 'cancelled', 'a run stopped on its budget is cancelled, not failed');
+  const a = report.tasks[0]!;
+  assert.deepEqual([a.state, a.error, a.started_at, a.wire_task_id], ['cancelled', denied, undefined, undefined]);
+
+  // Under fail-fast every other task stops too; replayed as data, the same commands come.
+  const strict = machineOf(['a', 'b', 'c'], [['a', 'b']]);
+  const events: MachineEvent[] = [
+    { type: 'start', at: 'T0', reused: [] },
+    { type: 'not-covered', task: strict.t('a'), error: denied, at: 'T1' },
+  ];
+  for (const event of events) strict.machine.apply(event);
+  assert.deepEqual(strict.taken(), [
+    'launch a',
+    'launch c',
+    'cancelled a (running)',
+    'cancelled b',
+    'cancelled c (running)',
+    'finished',
+  ]);
+});

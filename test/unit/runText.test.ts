@@ -4,11 +4,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runReport } from '../../client/src/runReport';
 import {
+  budgetInputError,
   firstFailure,
   refusalMessage,
   runDescription,
   runDetails,
   runEndMessage,
+  suggestedBudget,
+  taskDescription,
   taskDetails,
 } from '../../client/src/runText';
 import type { RunSnapshot, TaskSnapshot } from '../../client/src/runSnapshot';
@@ -138,4 +141,68 @@ test("Show Report rebuilds the server's report: its members, in its order, the l
   assert.deepEqual(report.result, { task_split: completed.output });
   assert.deepEqual(report.totals, { cost_cu: 0.0042, tokens_used: 1 });
   assert.equal(report.status, 'failed');
+});
+
+test("a task's row shows its state, its cost and the price it went at, by offer or direct", () => {
+  const offered: TaskSnapshot = { ...completed, costCu: 0.0019, priceCu: 0.002, pricing: 'offer', offers: 2 };
+  assert.equal(taskDescription(offered), 'completed · 0.0019 CU · offer 0.002 CU');
+  assert.equal(
+    taskDescription({ ...completed, priceCu: 0.004, pricing: 'direct' }),
+    'completed · 0.0042 CU · direct 0.004 CU',
+  );
+  // Running: the price agreed, no cost yet; a direct invoke of unknown price says direct alone.
+  assert.equal(
+    taskDescription({ taskId: 'task_x', state: 'running', priceCu: 0.002, pricing: 'offer' }),
+    'running · offer 0.002 CU',
+  );
+  assert.equal(taskDescription({ taskId: 'task_x', state: 'running', pricing: 'direct' }), 'running · direct');
+  assert.equal(taskDescription(cancelled), 'cancelled');
+  assert.deepEqual(taskDetails(offered).slice(0, 2), [
+    'text-split · provider local',
+    'price: offer 0.002 CU · 2 offers',
+  ]);
+});
+
+const stopped: RunSnapshot = {
+  ...run(
+    [completed, { ...cancelled, error: { code: -32800, message: 'not started', data: { reason: 'budget' } } }],
+    'cancelled',
+  ),
+  budget: {
+    total_cap_cu: 0.005,
+    spent_cu: 0.0042,
+    stopped: true,
+    denied_tasks: ['task_after'],
+    rest: { known_cu: 0.003, unpriced: 1 },
+  },
+};
+
+test('a run with a budget shows its spend against it; one its budget stopped says so in its row, tooltip and end', () => {
+  assert.match(runDescription(stopped), /^stopped by its budget · 0\.0042 \/ 0\.005 CU · /);
+  const within: RunSnapshot = {
+    ...stopped,
+    status: 'completed',
+    budget: { ...stopped.budget!, stopped: false, denied_tasks: [] },
+  };
+  assert.match(runDescription(within), /^completed · 0\.0042 \/ 0\.005 CU · /);
+  assert.match(runDescription(run([completed], 'completed')), /^completed · \d/);
+  assert.ok(runDetails(stopped).includes('budget 0.005 CU: spent 0.0042 CU, stopped: 1 task not covered'));
+  assert.equal(
+    runEndMessage(stopped),
+    'dag_pipeline (my pipeline.acmp-dag.json) stopped by its budget: spent 0.0042 CU of 0.005 CU; 1 task it could not ' +
+      'cover did not start (task_after), which would have cost 0.003 CU and 1 task of unknown price more.',
+  );
+});
+
+test("Raise Budget suggests the plan's estimate when known and above the old budget, else twice the old budget", () => {
+  assert.equal(suggestedBudget({ known_cu: 0.012, unpriced: 0 }, 0.005), 0.012);
+  // The estimate fits the old budget (the prices moved), or leaves tasks out: twice the old, or the estimate if more.
+  assert.equal(suggestedBudget({ known_cu: 0.004, unpriced: 0 }, 0.005), 0.01);
+  assert.equal(suggestedBudget({ known_cu: 0.004, unpriced: 2 }, 0.005), 0.01);
+  assert.equal(suggestedBudget({ known_cu: 0.03, unpriced: 2 }, 0.005), 0.03);
+  assert.equal(suggestedBudget(undefined, 0.005), 0.01);
+  assert.equal(suggestedBudget({ known_cu: 0, unpriced: 3 }, undefined), undefined);
+  for (const bad of ['', ' ', '0', '-1', 'abc', 'Infinity', '1e400'])
+    assert.ok(budgetInputError(bad), `refused: ${bad}`);
+  for (const good of ['0.05', ' 2 ', '1e-3']) assert.equal(budgetInputError(good), undefined, good);
 });

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { BUILTIN_CAPABILITIES } from '../../server/src/protocol/builtinCatalog';
-import { knownCapabilities, normalizeSettings } from '../../server/src/protocol/settings';
+import { normalizeSettings } from '../../server/src/protocol/settings';
+import { knownCapabilities } from '../../server/src/run/pricing';
 
 const manifest = JSON.parse(readFileSync(resolve(__dirname, '../../package.json'), 'utf8')) as {
   contributes: { configuration: { properties: Record<string, { default: unknown }> } };
@@ -36,8 +37,7 @@ test('malformed settings fall back to those defaults', () => {
   assert.equal(settings.run.maxConcurrency, declared['acmp.run.maxConcurrency']!.default);
 });
 
-test('unknown-capability checks against configured providers only: none configured, or one taking any, is silence', () => {
-  assert.equal(knownCapabilities([]), undefined);
+test('the capabilities providers offer: unknown when one takes any; the built-in one offers its catalog', () => {
   assert.equal(knownCapabilities([{ id: 'p', transport: 'stdio', command: 'x' }]), undefined);
   assert.deepEqual(
     knownCapabilities([

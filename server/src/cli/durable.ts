@@ -5,10 +5,11 @@
 // DAG with errors, 3 the engine does not answer, 4 no run of that id.
 import { randomUUID } from 'node:crypto';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { RunRequest } from '../protocol/engineMessages';
+import { runRequestOf } from '../run/durable/durableRun';
 import { type JournaledOutput, isOutputRef } from '../run/durable/outputStore';
 import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunReport } from '../protocol/report';
+import type { Budget, RoutingPolicy } from '../protocol/market';
 import { progressPrinter, summary } from './runProgress';
 import { EngineClient, EngineRefused, UnknownRun, followRun } from '../run/durable/engineClient';
 import { EngineUnreachable } from '../run/durable/engineHttp';
@@ -27,6 +28,12 @@ export interface DurableRunOptions {
   readonly maxConcurrency: number;
   readonly json: boolean;
   readonly detach: boolean;
+  /** How tasks pick their providers (default `cheapest`). */
+  readonly routing?: RoutingPolicy;
+  /** The run's spending limits, held by the workflow: no worker can change them. */
+  readonly budget?: Budget;
+  /** How long a task waits for its quotes, in ms. */
+  readonly quoteTimeoutMs?: number;
 }
 
 /**
@@ -56,8 +63,7 @@ export function runDurable(options: DurableRunOptions): Promise<number> {
   return withExitCodes(async () => {
     const client = new EngineClient(engineOption(options.engine));
     const runId = `run-${randomUUID()}`;
-    const request: RunRequest = { dag: options.text, policy: options.policy, maxConcurrency: options.maxConcurrency };
-    await client.submit(runId, options.dagId, request);
+    await client.submit(runId, options.dagId, runRequestOf(options.text, options));
     process.stderr.write(`acmp-dag: durable run ${runId} submitted to ${client.engine}\n`);
     if (options.detach) {
       write(runId);

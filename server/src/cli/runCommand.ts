@@ -7,13 +7,17 @@ import type { DagAnalysis } from '../dag/analyze';
 import { analyzeFileText } from '../fileText';
 import { connectProvider } from '../run/connect';
 import { startRun } from '../run/executor';
-import { blockingDiagnostics } from '../run/refused';
+import { blockingDiagnostics, unservedRefusal } from '../run/refused';
+import { recordRun } from '../run/priceHistory';
 import { writeJson } from '../run/jsonText';
 import { outputMemoryFromEnvironment, storedFile } from '../run/spilledOutputs';
 import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunReport } from '../protocol/report';
+import { type DagPlan, ROUTING_POLICIES, type RoutingPolicy } from '../protocol/market';
+import { budgetStopMessage } from '../run/budget';
+import type { RunOptions } from '../run/types';
 import type { ProviderConfig } from '../protocol/settings';
-import { loadProviders } from './providersFile';
+import { loadMarket } from './providersFile';
 import { progressPrinter, summary } from './runProgress';
 import { onStopSignals, signalExitCode } from './signals';
 import { UsageError, readInputFile } from './usage';
@@ -23,7 +27,7 @@ function parsePolicy(value: string | undefined): FailurePolicy {
   throw new UsageError(`unknown policy "${value}" (fail-fast or best-effort)`);
 }
 
-function parseConcurrency(value: string | undefined): number {
+export function parseConcurrency(value: string | undefined): number {
   if (value === undefined) return 8;
   const count = Number(value);
   if (!Number.isInteger(count) || count < 1)
@@ -56,8 +60,13 @@ export async function runCommand(args: string[]): Promise<number> {
     allowPositionals: true,
     options: {
       providers: { type: 'string' },
+      catalog: { type: 'string', multiple: true },
       policy: { type: 'string' },
       'max-concurrency': { type: 'string' },
+      routing: { type: 'string' },
+      'max-cost': { type: 'string' },
+      'max-task-cost': { type: 'string' },
+      'quote-timeout-ms': { type: 'string' },
       json: { type: 'boolean', default: false },
       engine: { type: 'string' },
       detach: { type: 'boolean', default: false },
@@ -66,18 +75,29 @@ export async function runCommand(args: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('run needs exactly one FILE');
   const policy = parsePolicy(values.policy);
   const maxConcurrency = parseConcurrency(values['max-concurrency']);
-  const providers = await loadProviders(values.providers);
+  const market = marketOptions(values);
+  const durable = values.engine !== undefined || values.detach;
+  // A durable run's providers are its workers': no catalog is read here.
+  const { providers, warnings } = await loadMarket({
+    providersFile: values.providers,
+    catalogs: durable ? [] : (values.catalog ?? []),
+  });
+  for (const warning of warnings) process.stderr.write(`acmp-dag: warning: ${warning}\n`);
   const file = positionals[0]!;
   const input = readInputFile(file);
   const analysis = analyzeFileText(input, { keepValue: true });
   if (blockingDiagnostics(analysis).length > 0) {
     return refuseDag(file, input.text, analysis);
   }
-  if (values.engine !== undefined || values.detach) {
+  if (durable) {
     // The worker's providers serve a durable run: this process starts none.
-    if (values.providers !== undefined) {
+    const ignored = [
+      ...(values.providers === undefined ? [] : ['--providers']),
+      ...(values.catalog === undefined ? [] : ['--catalog']),
+    ];
+    if (ignored.length > 0) {
       process.stderr.write(
-        'acmp-dag: --providers is ignored with --engine: the worker’s (acmp-dag worker --providers) serve the run\n',
+        `acmp-dag: ${ignored.join(' and ')} ${ignored.length === 1 ? 'is' : 'are'} ignored with --engine: the worker’s (acmp-dag worker --providers) serve the run\n`,
       );
     }
     // Durable runs load their own chunk: a run in this process never loads it.
@@ -90,19 +110,77 @@ export async function runCommand(args: string[]): Promise<number> {
       maxConcurrency,
       json: values.json,
       detach: values.detach,
+      // The workflow holds the budget's ledger: the worker's providers are priced under it.
+      ...market,
     });
   }
-  return runHere(analysis, providers, { policy, maxConcurrency, json: values.json });
+  return runHere(analysis, providers, { policy, maxConcurrency, json: values.json, market });
 }
 
-/** A DAG with errors is not run: its errors, as `validate` prints them, go to stderr (exit code 2). */
-async function refuseDag(file: string, text: string, analysis: DagAnalysis): Promise<number> {
+/** What `acmp-dag plan` would estimate the run to cost (run/plan.ts), with the routing the run uses. */
+async function plannedTotal(
+  analysis: DagAnalysis,
+  providers: readonly ProviderConfig[],
+  routing: RoutingPolicy | undefined,
+): Promise<DagPlan['total']> {
+  const [{ planDag }, { readPriceHistory }] = await Promise.all([
+    import('../run/plan.js'),
+    import('../run/priceHistory.js'),
+  ]);
+  const history = await readPriceHistory();
+  return planDag(analysis.model, providers, { ...(routing === undefined ? {} : { policy: routing }), history }).total;
+}
+
+/** A cost in CU from the command line: a positive number (0 for none). */
+function parseCost(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const cost = Number(value);
+  if (value.trim() === '' || !Number.isFinite(cost) || cost < 0) {
+    throw new UsageError(`${flag} needs a cost in CU (a number, 0 for none), not "${value}"`);
+  }
+  return cost === 0 ? undefined : cost;
+}
+
+/** `--routing`, `--max-cost`, `--max-task-cost` and `--quote-timeout-ms` as run options. */
+function marketOptions(values: {
+  routing?: string;
+  'max-cost'?: string;
+  'max-task-cost'?: string;
+  'quote-timeout-ms'?: string;
+}): Pick<RunOptions, 'routing' | 'budget' | 'quoteTimeoutMs'> {
+  const routing = values.routing;
+  if (routing !== undefined && !(ROUTING_POLICIES as readonly string[]).includes(routing)) {
+    throw new UsageError(`unknown routing "${routing}" (${ROUTING_POLICIES.join(', ')})`);
+  }
+  const totalCap = parseCost('--max-cost', values['max-cost']);
+  const perTask = parseCost('--max-task-cost', values['max-task-cost']);
+  const quoteTimeout = values['quote-timeout-ms'];
+  const quoteTimeoutMs = quoteTimeout === undefined ? undefined : Number(quoteTimeout);
+  if (quoteTimeoutMs !== undefined && !(Number.isInteger(quoteTimeoutMs) && quoteTimeoutMs > 0)) {
+    throw new UsageError(`--quote-timeout-ms needs a positive integer, not "${quoteTimeout}"`);
+  }
+  return {
+    ...(routing === undefined ? {} : { routing: routing as RoutingPolicy }),
+    ...(totalCap === undefined && perTask === undefined
+      ? {}
+      : {
+          budget: {
+            ...(totalCap === undefined ? {} : { total_cap_cu: totalCap }),
+            ...(perTask === undefined ? {} : { per_task_max_cu: perTask }),
+          },
+        }),
+    ...(quoteTimeoutMs === undefined ? {} : { quoteTimeoutMs }),
+  };
+}
+
+/** A DAG with errors is not run (nor planned): its errors, as `validate` prints them, go to stderr (exit code 2). */
+export async function refuseDag(file: string, text: string, analysis: DagAnalysis, doing = 'running'): Promise<number> {
   // Positions and the validate command's wording only for a DAG with errors: a clean file's offsets are never indexed.
   const { fileResult, formatText } = await import('./validate.js');
   const checked = fileResult(file, text, analysis);
   const errors = checked.diagnostics.filter((diagnostic) => diagnostic.severity === 1 || checked.analysis.tooLarge);
   process.stderr.write(
-    `${formatText([{ ...checked, diagnostics: errors }])}\nacmp-dag: not running ${file}: fix its errors first.\n`,
+    `${formatText([{ ...checked, diagnostics: errors }])}\nacmp-dag: not ${doing} ${file}: fix its errors first.\n`,
   );
   return 2;
 }
@@ -111,20 +189,41 @@ async function refuseDag(file: string, text: string, analysis: DagAnalysis): Pro
 async function runHere(
   analysis: DagAnalysis,
   providers: readonly ProviderConfig[],
-  { policy, maxConcurrency, json }: { policy: FailurePolicy; maxConcurrency: number; json: boolean },
+  {
+    policy,
+    maxConcurrency,
+    json,
+    market,
+  }: {
+    policy: FailurePolicy;
+    maxConcurrency: number;
+    json: boolean;
+    market: Pick<RunOptions, 'routing' | 'budget' | 'quoteTimeoutMs'>;
+  },
 ): Promise<number> {
   // The report comes with the tokens blanked out of its outputs; a progress line may quote a task's error.
   const secrets = runSecrets(providers);
   const redactor = new Redactor(secrets);
   const write = (line: string): void => void process.stdout.write(`${redactor.text(line)}\n`);
+  // Under a budget, the report sets what the plan estimated beside what the run spent (an estimate costs a pass over
+  // the DAG and a read of the price history: a run without a budget does without).
+  const estimate = market.budget === undefined ? undefined : await plannedTotal(analysis, providers, market.routing);
+  const refusal = unservedRefusal(analysis.model, providers);
+  if (refusal !== undefined) {
+    // Nothing is paid for a run that could not finish: `acmp-dag plan` shows the same (docs/market.md).
+    process.stderr.write(`acmp-dag: not running: ${refusal.message}\n`);
+    return 2;
+  }
   const run = startRun(analysis, {
     providers,
     connect: connectProvider,
     policy,
     maxConcurrency,
+    ...(estimate === undefined ? {} : { estimate }),
     // A clean file's tasks as values, so the executor never indexes its offsets.
     plainTasks: (analysis.value as { tasks: unknown[] }).tasks,
     secrets,
+    ...market,
     ...outputMemoryOption(),
     ...(json ? {} : { onEvent: progressPrinter(write) }),
   });
@@ -141,9 +240,15 @@ async function runHere(
   try {
     const report = await run.done;
     stopping = true;
+    // What the providers charged and took, for later plans; written while the report prints, and never fails the run.
+    const recorded = recordRun(report, analysis.model);
     if (json) {
       await printReport(report);
-    } else write(summary(report));
+    } else {
+      write(summary(report));
+      if (report.budget?.stopped === true) write(`The run ${budgetStopMessage(report.budget)}.`);
+    }
+    await recorded;
     return report.status === 'completed' ? 0 : 1;
   } finally {
     run.releaseOutputs();

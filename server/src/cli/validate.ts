@@ -10,8 +10,9 @@ import type { DagAnalysis } from '../dag/analyze';
 import { toLspDiagnostic } from '../lspDiagnostics';
 import { DIAGNOSTIC_CODES, DIAGNOSTIC_DESCRIPTIONS } from '../dag/diagnostic';
 import { analyzeFileText } from '../fileText';
-import { knownCapabilities } from '../protocol/settings';
-import { loadProviders } from './providersFile';
+import type { ProviderOffers } from '../dag/checks';
+import { providerOffers } from '../providerOffers';
+import { loadMarket } from './providersFile';
 import { UsageError, readInputFile } from './usage';
 import { VERSION } from './version';
 
@@ -45,9 +46,9 @@ export function fileResult(file: string, text: string, analysis: DagAnalysis): F
   };
 }
 
-export function validateFile(file: string, capabilities: readonly string[] | undefined): FileResult {
+export function validateFile(file: string, offers: ProviderOffers | undefined): FileResult {
   const text = readInputFile(file);
-  return fileResult(file, text.text, analyzeFileText(text, { knownCapabilities: capabilities }));
+  return fileResult(file, text.text, analyzeFileText(text, { offers }));
 }
 
 /** Why a checked file counts as not checked: it was too large to analyse. */
@@ -150,17 +151,23 @@ export async function validate(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string', default: 'text' }, providers: { type: 'string' } },
+    options: {
+      format: { type: 'string', default: 'text' },
+      providers: { type: 'string' },
+      catalog: { type: 'string', multiple: true },
+    },
   });
   const format = values.format;
   if (format !== 'text' && format !== 'json' && format !== 'sarif') throw new UsageError(`unknown format "${format}"`);
   if (positionals.length === 0) throw new UsageError('validate needs at least one FILE');
-  const capabilities = knownCapabilities(await loadProviders(values.providers));
+  const market = await loadMarket({ providersFile: values.providers, catalogs: values.catalog ?? [] });
+  for (const warning of market.warnings) process.stderr.write(`acmp-dag: warning: ${warning}\n`);
+  const offers = providerOffers(market.providers);
   const results: FileResult[] = [];
   const unreadable: NotChecked[] = [];
   for (const file of positionals) {
     try {
-      results.push(validateFile(file, capabilities));
+      results.push(validateFile(file, offers));
     } catch (error) {
       // One file that cannot be read leaves the others to check.
       if (!(error instanceof UsageError)) throw error;

@@ -1,5 +1,5 @@
 // The analysis entry point: text in, model and diagnostics out. Pure, total and iterative.
-import { type CheckOptions, runChecks } from './checks';
+import { type CheckOptions, type ProviderOffers, runChecks } from './checks';
 import { type AnalysisLimits, DEFAULT_LIMITS } from '../protocol/limits';
 import type { DagDiagnostic } from './diagnostic';
 import { JsonDocument, type SyntaxError, lineAndColumnOf, parseJson } from './json';
@@ -9,7 +9,8 @@ import { type SchemaProblem, schemaDiagnostics, schemaProblems } from './schemaC
 
 export interface AnalysisOptions {
   readonly limits?: Partial<AnalysisLimits>;
-  readonly knownCapabilities?: readonly string[] | undefined;
+  /** What the providers offer, for no-provider and over-budget; absent when no provider is configured. */
+  readonly offers?: ProviderOffers | undefined;
   /**
    * Keep the text's plain value (`DagAnalysis.value`): a run needs the tasks as values, and parsing the text again
    * costs more than keeping them through the checks. Editors keep the analysis and do not ask for it.
@@ -126,7 +127,7 @@ export function analyzeDag(text: string, options: AnalysisOptions = {}): DagAnal
   }));
   const checkOptions: CheckOptions = {
     limits,
-    knownCapabilities: options.knownCapabilities,
+    offers: options.offers,
   };
 
   // An input that is both or neither form gets one input-shape diagnostic, not the union's schema issues too.

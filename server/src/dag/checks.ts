@@ -6,11 +6,42 @@ import { type Adjacency, adjacency, depths, stronglyConnectedComponents } from '
 import type { JsonNode, StringNode } from './json';
 import { type DagModel, type EdgeDeclaration, type SourceForm, type TaskDeclaration, taskLabel } from './model';
 
+/** The lowest price of a task among the providers that may take it, and the provider that asks it. */
+export interface CheapestPrice {
+  readonly priceCu: number;
+  readonly providerId: string;
+}
+
+/**
+ * What the providers (configured and discovered) offer, made once per change of them by the language server or the
+ * CLI (features/providerOffers.ts): the no-provider and over-budget checks ask it once per task, and it never reads
+ * the network or the disk. Absent when no provider is configured: a file of market capabilities is not wrong for lack
+ * of settings, and gets neither warning.
+ */
+export interface ProviderOffers {
+  /** The capabilities the providers offer, sorted; undefined when one of them may take any capability. */
+  readonly capabilities: readonly string[] | undefined;
+  /**
+   * The lowest price of a task of `capability` estimating `inputTokensEst` tokens, when every provider that may take it
+   * has a known price for it (advertised, else from past runs); undefined otherwise, since one of unknown price may
+   * take a task whatever its max_price_cu (as the plan counts it).
+   */
+  cheapest(capability: string, inputTokensEst: number | undefined): CheapestPrice | undefined;
+}
+
 export interface CheckOptions {
   readonly limits: AnalysisLimits;
-  /** The capabilities the configured providers offer; undefined when some provider takes any capability. */
-  readonly knownCapabilities: readonly string[] | undefined;
+  readonly offers: ProviderOffers | undefined;
 }
+
+/**
+ * A price as messages and quick fixes write it: 12 significant digits, so that a per-1k-tokens product reads as the
+ * number a person would write (0.003, not 0.0030000000000000005); over-budget compares against this same number.
+ */
+export const roundCu = (priceCu: number): number => Number(priceCu.toPrecision(12));
+
+/** At most this many offered capabilities are named in a no-provider message. */
+const MAX_NAMED_CAPABILITIES = 8;
 
 type Emit = (
   code: DiagnosticCode,
@@ -150,17 +181,38 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
       );
     }
   }
-  if (options.knownCapabilities === undefined) return;
+  if (options.offers !== undefined) checkMarket(task, options.offers, emit);
+}
+
+/** `no-provider` on a capability no provider offers; else `over-budget` on a max_price_cu below every known price. */
+function checkMarket(task: TaskDeclaration, offers: ProviderOffers, emit: Emit): void {
   const capability = task.capabilityNode;
-  if (capability !== undefined && !options.knownCapabilities.includes(capability.value)) {
-    const known = options.knownCapabilities.length === 0 ? 'none' : options.knownCapabilities.join(', ');
+  if (capability === undefined) return;
+  const offered = offers.capabilities;
+  if (offered !== undefined && !offered.includes(capability.value)) {
+    const listed = offered.slice(0, MAX_NAMED_CAPABILITIES).join(', ');
+    const more = offered.length > MAX_NAMED_CAPABILITIES ? `, … (${offered.length} in all)` : '';
     emit(
-      'unknown-capability',
+      'no-provider',
       'warning',
       capability,
-      `No configured provider offers ${named(capability.value, 'capability')} (task ${taskName(task)}); offered: ${known}. Add a provider for it to acmp.providers or fix the name.`,
+      offered.length === 0
+        ? `No provider offers ${named(capability.value, 'capability')} (task ${taskName(task)}), and the providers list none. Add a provider that offers it (acmp.providers, acmp.catalogs).`
+        : `No provider offers ${named(capability.value, 'capability')} (task ${taskName(task)}). Offered: ${listed}${more}. Use one of them, or add a provider that offers it (acmp.providers, acmp.catalogs).`,
     );
+    return;
   }
+  const maxPriceCu = task.maxPriceCu;
+  if (maxPriceCu === undefined) return;
+  const cheapest = offers.cheapest(capability.value, task.inputTokensEst);
+  if (cheapest === undefined || maxPriceCu >= roundCu(cheapest.priceCu)) return;
+  const price = roundCu(cheapest.priceCu);
+  emit(
+    'over-budget',
+    'warning',
+    task.maxPriceCuNode!,
+    `The max_price_cu ${maxPriceCu} of task ${taskName(task)} is below the price of every provider that offers ${named(capability.value, 'capability')}: the cheapest, ${JSON.stringify(cheapest.providerId)}, asks ${price} CU, so none would take the task. Raise max_price_cu to ${price}.`,
+  );
 }
 
 /**

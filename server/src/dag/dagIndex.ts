@@ -89,6 +89,14 @@ export class DagIndex {
     return this.neighbours(task, this.adjacencies().successors);
   }
 
+  /**
+   * Successors and predecessors by graph node (a task's position in `model.tasks`), over the edges whose both ends
+   * name a task; a repeated edge is there as often as it is written.
+   */
+  dependencies(): { readonly successors: Adjacency; readonly predecessors: Adjacency } {
+    return this.adjacencies();
+  }
+
   /** Marks, by graph node, the tasks reachable from `task` along edges (`downstream`) or against them. */
   reachable(task: TaskDeclaration, direction: 'downstream' | 'upstream'): Uint8Array {
     const { successors, predecessors } = this.adjacencies();

@@ -15,7 +15,8 @@ export const DIAGNOSTIC_CODES = [
   'from-tasks-field',
   'id-format',
   'metadata-dag-id',
-  'unknown-capability',
+  'no-provider',
+  'over-budget',
   'limit',
 ] as const;
 export type DiagnosticCode = (typeof DIAGNOSTIC_CODES)[number];
@@ -55,7 +56,8 @@ export const DIAGNOSTIC_DESCRIPTIONS: Record<DiagnosticCode, string> = {
   'from-tasks-field': 'field together with from_tasks is not defined by the spec.',
   'id-format': 'task_id not of the form task_<...>, dag_id not dag_<...>.',
   'metadata-dag-id': "metadata.dag_id differs from the file's dag_id.",
-  'unknown-capability': 'No configured provider offers the capability.',
+  'no-provider': 'No provider (configured or discovered) offers the capability.',
+  'over-budget': "max_price_cu is below every known price of the providers that offer the task's capability.",
   limit:
     'More tasks, depth or fan-out than the configured limits, a file too large to analyse, or a value nested deeper than a run can take.',
 };

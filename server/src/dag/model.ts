@@ -35,7 +35,9 @@ type FormatKey =
   | 'to'
   | 'stream_eligible'
   | 'max_price_cu'
-  | 'input_tokens_est';
+  | 'input_tokens_est'
+  | 'preferred_tier'
+  | 'proof_method';
 
 // Plain reads and `in` are safe here because no format key is inherited from Object.prototype (an Object.hasOwn per
 // read was a fifth of the model's time at 100,000 tasks). `in` also sees a key typed without a value yet: the
@@ -100,6 +102,9 @@ export class TaskDeclaration {
   /** `max_price_cu` and `input_tokens_est` when they are numbers (for the DAG's figures). */
   readonly maxPriceCu: number | undefined;
   readonly inputTokensEst: number | undefined;
+  /** `preferred_tier` and `proof_method` when they are strings (what a plan asks providers to quote). */
+  readonly preferredTier: string | undefined;
+  readonly proofMethod: string | undefined;
   private readonly fromTask: string | undefined;
   /** `from_tasks` as the text has it: its elements that are not strings are the schema check's concern. */
   private readonly fromTasks: readonly unknown[];
@@ -116,6 +121,8 @@ export class TaskDeclaration {
     this.capability = ownString(task, 'capability');
     this.maxPriceCu = ownNumber(task, 'max_price_cu');
     this.inputTokensEst = ownNumber(task, 'input_tokens_est');
+    this.preferredTier = ownString(task, 'preferred_tier');
+    this.proofMethod = ownString(task, 'proof_method');
     const input = ownObject(task, 'input');
     this.inputForm =
       input === undefined ? 'absent' : formOf(has(input, 'type') || has(input, 'data'), has(input, 'source'));
@@ -188,6 +195,9 @@ export class TaskDeclaration {
   }
   get fieldNode(): StringNode | undefined {
     return nodeAt(this.document, this.field !== undefined, this.path('input', 'source', 'field'));
+  }
+  get maxPriceCuNode(): JsonNode | undefined {
+    return nodeAt(this.document, this.maxPriceCu !== undefined, this.path('max_price_cu'));
   }
   get metadataDagIdNode(): StringNode | undefined {
     return nodeAt(this.document, this.metadataDagId !== undefined, this.path('metadata', 'dag_id'));

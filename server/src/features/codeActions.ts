@@ -10,15 +10,16 @@ import type { EdgeDeclaration, TaskDeclaration } from '../dag/model';
 import { edgeAt } from '../dag/site';
 import { DIAGNOSTIC_SOURCE } from '../protocol/diagnosticSource';
 import { spanRange } from '../lspRanges';
-import { knownCapabilities } from '../protocol/settings';
+import { type ProviderOffers, roundCu } from '../dag/checks';
+import { providerOffers, providersOf } from '../providerOffers';
 import { type Feature, analysisOf } from './feature';
 import {
   type Change,
   type Fix,
   type Target,
-  changeTo,
   closestNames,
   compatible,
+  nearestNames,
   dropProperty,
   replace,
   resolveChanges,
@@ -142,10 +143,30 @@ function fixIdFormat(target: Target): Fix[] {
       ];
 }
 
-function fixUnknownCapability(target: Target): Fix[] {
+/** "Use capability …" for the offered capabilities nearest the name; preferred only for a likely typo of it. */
+function fixNoProvider(target: Target): Fix[] {
   const site = siteOf(target);
-  if (site?.kind !== 'capability' || site.node?.kind !== 'string' || target.knownCapabilities === undefined) return [];
-  return changeTo(closestNames(target.knownCapabilities, site.node.value, []), [site.node]);
+  const offered = target.offers?.capabilities;
+  if (site?.kind !== 'capability' || site.node?.kind !== 'string' || offered === undefined) return [];
+  const node = site.node;
+  const typo = closestNames(offered, node.value, [])[0];
+  return nearestNames(offered, node.value).map((capability) => ({
+    title: `Use capability ${JSON.stringify(capability)}`,
+    changes: [replace(replaceValue(node, capability))],
+    preferred: capability === typo,
+  }));
+}
+
+/** The task's max_price_cu raised to the cheapest known price, the number over-budget's message names. */
+function raiseMaxPrice(target: Target): Fix[] {
+  const task = taskOf(target);
+  const node = task?.maxPriceCuNode;
+  if (task?.capability === undefined || target.offers === undefined || !spans(node, target.start, target.end))
+    return [];
+  const cheapest = target.offers.cheapest(task.capability, task.inputTokensEst);
+  if (cheapest === undefined) return [];
+  const price = roundCu(cheapest.priceCu);
+  return [{ title: `Raise max_price_cu to ${price}`, changes: [replace(replaceValue(node!, price))], preferred: true }];
 }
 
 const FIXES = new Map<string, (target: Target) => Fix[]>([
@@ -162,7 +183,8 @@ const FIXES = new Map<string, (target: Target) => Fix[]>([
   ['cycle', edgeFix('Remove edge', false)],
   ['metadata-dag-id', fixMetadataDagId],
   ['id-format', fixIdFormat],
-  ['unknown-capability', fixUnknownCapability],
+  ['no-provider', fixNoProvider],
+  ['over-budget', raiseMaxPrice],
 ] satisfies [DiagnosticCode, (target: Target) => Fix[]][]);
 
 /** Where a fix's changes are written to: the analysed document, its text, and the file's layout. */
@@ -170,14 +192,14 @@ interface Scope {
   readonly document: TextDocument;
   readonly analysis: DagAnalysis;
   readonly style: DocumentStyle;
-  readonly knownCapabilities: readonly string[] | undefined;
+  readonly offers: ProviderOffers | undefined;
 }
 
-const fixesOf = (scope: Scope, diagnostic: Omit<Target, 'uri' | 'analysis' | 'knownCapabilities'>): Fix[] => {
+const fixesOf = (scope: Scope, diagnostic: Omit<Target, 'uri' | 'analysis' | 'offers'>): Fix[] => {
   const fixes = FIXES.get(diagnostic.code);
   if (fixes === undefined) return [];
   const { document, analysis } = scope;
-  return fixes({ ...diagnostic, uri: document.uri, analysis, knownCapabilities: scope.knownCapabilities });
+  return fixes({ ...diagnostic, uri: document.uri, analysis, offers: scope.offers });
 };
 
 const resolved = (scope: Scope, changes: readonly Change[]): OffsetEdit[] =>
@@ -308,7 +330,7 @@ export const codeActionsFeature: Feature = {
         const scope: Scope = {
           ...open,
           style: documentStyle(open.analysis.document.text, root),
-          knownCapabilities: knownCapabilities(settings.providers),
+          offers: providerOffers(providersOf(settings)),
         };
         const actions = wantsQuickFixes ? quickFixes(scope, diagnostics) : [];
         if (wantsQuickFixes && range.start.line === 0) actions.push(...removeByteOrderMark(scope));

@@ -8,8 +8,9 @@ import { toLspDiagnostic } from '../lspDiagnostics';
 import { warmUpAnalysisOnce } from '../analysisWarmUp';
 import { dagIndex } from '../dag/dagIndex';
 import { collectYoungGarbageSoon } from '../idleCollection';
-import { type Settings, knownCapabilities } from '../protocol/settings';
+import type { Settings } from '../protocol/settings';
 import type { FeatureContext } from './feature';
+import { providerOffers, providersOf } from '../providerOffers';
 
 /** The wait after an edit is a third of the document's last analysis time, kept within these bounds. */
 export const DIAGNOSTICS_DEBOUNCE_MS = { min: 15, max: 150 } as const;
@@ -22,7 +23,7 @@ const prepareForRequests = (analysis: DagAnalysis): void => {
 
 const analysisOptions = (settings: Settings): AnalysisOptions => ({
   limits: settings.limits,
-  knownCapabilities: knownCapabilities(settings.providers),
+  offers: providerOffers(providersOf(settings)),
 });
 
 /** Publishes the analysis of the document with these options, unless a newer version or a close overtook it. */

@@ -11,6 +11,10 @@ export interface FeatureContext {
   readonly connection: Connection;
   readonly documents: TextDocuments<TextDocument>;
   readonly analyses: AnalysisCache;
+  /**
+   * The document's settings. Their `providers` are the effective ones: the configured (`acmp.providers`), then those
+   * the catalogs (`acmp.catalogs`) describe, a configured one winning by id (discoveredProviders.ts).
+   */
   readonly settingsFor: (uri: string) => Promise<Settings>;
   /**
    * Without waiting: the settings last received for the document, else the last received for any document (one

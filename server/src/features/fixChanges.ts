@@ -3,6 +3,7 @@
 // fixes whose changes touch the same text are told apart before any of them is applied.
 import { distance } from 'fastest-levenshtein';
 import type { DagAnalysis } from '../dag/analyze';
+import type { ProviderOffers } from '../dag/checks';
 import type { TextSpan } from '../dag/diagnostic';
 import type { ArrayNode, JsonNode, ObjectNode } from '../dag/json';
 import {
@@ -50,8 +51,8 @@ export interface Target {
   readonly related: readonly TextSpan[];
   readonly uri: string;
   readonly analysis: DagAnalysis;
-  /** The capabilities the configured providers offer; undefined when some provider takes any. */
-  readonly knownCapabilities: readonly string[] | undefined;
+  /** What the providers offer; undefined when none is configured. */
+  readonly offers: ProviderOffers | undefined;
 }
 
 export const MAX_SUGGESTIONS = 3;
@@ -60,24 +61,40 @@ export const MAX_SUGGESTIONS = 3;
 export const spans = (node: JsonNode | undefined, start: number, end: number): boolean =>
   node !== undefined && node.offset === start && node.offset + node.length === end;
 
-/** The names close enough to `name` to be what was meant, closest first; never one of `excluded`. */
-export function closestNames(
+/** `names` closest to `name` first (ties by name), at most MAX_SUGGESTIONS, those `near` keeps; never one of `excluded`. */
+function rankedNames(
   names: Iterable<string>,
   name: string,
   excluded: readonly (string | undefined)[],
+  near: (edits: number, candidate: string) => boolean,
 ): string[] {
   const scored: { name: string; distance: number }[] = [];
   for (const candidate of names) {
     if (excluded.includes(candidate)) continue;
     const edits = distance(name, candidate);
-    // A typo changes about one character in three at most; farther names are other things, not what was meant.
-    if (edits <= Math.max(1, Math.floor(Math.max(name.length, candidate.length) / 3))) {
-      scored.push({ name: candidate, distance: edits });
-    }
+    if (near(edits, candidate)) scored.push({ name: candidate, distance: edits });
   }
   scored.sort((a, b) => a.distance - b.distance || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return scored.slice(0, MAX_SUGGESTIONS).map((entry) => entry.name);
 }
+
+/** The names close enough to `name` to be what was meant, closest first; never one of `excluded`. */
+export const closestNames = (
+  names: Iterable<string>,
+  name: string,
+  excluded: readonly (string | undefined)[],
+): string[] =>
+  // A typo changes about one character in three at most; farther names are other things, not what was meant.
+  rankedNames(
+    names,
+    name,
+    excluded,
+    (edits, candidate) => edits <= Math.max(1, Math.floor(Math.max(name.length, candidate.length) / 3)),
+  );
+
+/** The names nearest to `name`, however far: the few a person picks from when none is a typo of it. */
+export const nearestNames = (names: Iterable<string>, name: string): string[] =>
+  rankedNames(names, name, [], () => true);
 
 /** "Change to …" for each candidate, the first preferred; `nodes` are the places the fix rewrites. */
 export const changeTo = (candidates: readonly string[], nodes: readonly JsonNode[]): Fix[] =>

@@ -5,7 +5,9 @@ import type { DagAnalysis } from '../dag/analyze';
 import { dagIndex } from '../dag/dagIndex';
 import { layOutTasks } from '../dag/layout';
 import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../protocol/runMessages';
+import type { DagPlan } from '../protocol/market';
 import { type Feature, analysisOf } from './feature';
+import { plansOf } from './plan';
 
 /** The graph of an analysed document, laid out when asked. */
 export function dagGraph(
@@ -41,13 +43,34 @@ export function dagGraph(
   };
 }
 
+/**
+ * The plan's critical path: by latency when some task on it has a known latency, else by depth (the plan breaks ties
+ * by the number of tasks, so with no latency known it is the longest chain). None while the graph has a cycle.
+ */
+function criticalPathOf(plan: DagPlan, analysis: DagAnalysis): DagGraph['criticalPath'] {
+  const { task_ids: taskIds, unknown, latency_ms: latencyMs } = plan.critical_path;
+  if (taskIds.length === 0 || dagIndex(analysis.model).figures().depth === undefined) return undefined;
+  return unknown < taskIds.length
+    ? { taskIds, by: 'latency', latencyMs, unknownLatency: unknown }
+    : { taskIds, by: 'depth' };
+}
+
 export const graphFeature: Feature = {
   capabilities: {},
   register(context) {
-    context.connection.onRequest(GRAPH_REQUEST, ({ uri, layout }: GraphParams): DagGraph | ResponseError => {
-      const open = analysisOf(context, uri);
-      if (open === undefined) return new ResponseError(ErrorCodes.InvalidParams, `The document ${uri} is not open.`);
-      return dagGraph(open.document, open.analysis, layout === true);
-    });
+    const plans = plansOf(context);
+    context.connection.onRequest(
+      GRAPH_REQUEST,
+      async ({ uri, layout }: GraphParams): Promise<DagGraph | ResponseError> => {
+        const planned = await plans.planOf(uri);
+        // Read after the plan: the graph is of the current text, its critical path only when the plan is of it too.
+        const open = analysisOf(context, uri);
+        if (open === undefined) return new ResponseError(ErrorCodes.InvalidParams, `The document ${uri} is not open.`);
+        const graph = dagGraph(open.document, open.analysis, layout === true);
+        const criticalPath =
+          planned?.entry.analysis === open.analysis ? criticalPathOf(planned.plan, open.analysis) : undefined;
+        return criticalPath === undefined ? graph : { ...graph, criticalPath };
+      },
+    );
   },
 };

@@ -1,6 +1,7 @@
-// Hover: on a task id, the task (capability, input, upstream and downstream, price); on `dag_id`, the DAG's figures;
-// on a field path, what it selects; on a capability, what the built-in provider does with it; on a property name,
-// the schema's documentation.
+// Hover: on a task id, the task (capability, input, upstream and downstream, price) and its plan (the providers that
+// may take it, their terms, the one chosen and why); on `dag_id`, the plan's summary and the DAG's figures; on a field
+// path, what it selects; on a capability, what the built-in provider does with it; on a property name, the schema's
+// documentation.
 import { type Hover, MarkupKind } from 'vscode-languageserver';
 import type { DagAnalysis } from '../dag/analyze';
 import { builtinCapability } from '../protocol/builtinCatalog';
@@ -11,7 +12,8 @@ import { dagJsonSchema } from '../dag/jsonSchema';
 import type { TaskDeclaration } from '../dag/model';
 import { type ObjectKind, type Site, siteAt, siteString } from '../dag/site';
 import { nodeRange } from '../lspRanges';
-import { type Feature, analysisOf } from './feature';
+import { type Feature, type FeatureContext, analysisOf } from './feature';
+import { plannedTaskHover, plansOf } from './plan';
 import { describeValue, knownOutput, preview } from './outputs';
 
 /** Inline code that survives backticks in the text. */
@@ -183,16 +185,39 @@ function hoverText(
   }
 }
 
+/** What the plan adds to a hover on a task or on `dag_id`: the task's providers, the DAG's summary. */
+async function planText(context: FeatureContext, uri: string, site: Site): Promise<string | undefined> {
+  const plans = plansOf(context);
+  if (site.kind === 'dag-id') {
+    const summary = await plans.summaryOf(uri);
+    return summary === undefined ? undefined : `**Plan:** ${summary} · ACMP: Show Plan for the whole plan`;
+  }
+  if (site.kind !== 'task-id' && site.kind !== 'edge-end' && site.kind !== 'reference') return undefined;
+  const id = siteString(site);
+  const task = id === undefined ? undefined : await plans.taskOf(uri, id);
+  const plan = await plans.planOf(uri);
+  return task === undefined || plan === undefined ? undefined : plannedTaskHover(task, plan.plan.policy);
+}
+
 export const hoverFeature: Feature = {
   capabilities: { hoverProvider: true },
   register(context) {
-    context.connection.onHover(({ textDocument, position }): Hover | null => {
+    context.connection.onHover(async ({ textDocument, position }): Promise<Hover | null> => {
       const open = analysisOf(context, textDocument.uri);
       if (open === undefined) return null;
       const { document, analysis } = open;
       const site = siteAt(analysis.document, analysis.model, document.offsetAt(position));
-      const text = hoverText(analysis, site, context.lastOutputs.get(textDocument.uri));
-      if (text === undefined) return null;
+      const described = hoverText(analysis, site, context.lastOutputs.get(textDocument.uri));
+      if (described === undefined) return null;
+      const planned = await planText(context, textDocument.uri, site);
+      // The plan may have been made of a newer text: it is shown only for the text the range is of.
+      const stillCurrent = context.documents.get(textDocument.uri)?.version === document.version;
+      const text =
+        planned === undefined || !stillCurrent
+          ? described
+          : site.kind === 'dag-id'
+            ? `${planned}\n\n${described}`
+            : `${described}\n\n${planned}`;
       const node = site.kind === 'property' ? site.keyNode : 'node' in site ? site.node : undefined;
       return {
         contents: { kind: MarkupKind.Markdown, value: text },

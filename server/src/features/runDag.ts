@@ -28,10 +28,12 @@ import type { TaskOutput, RunEvent, RunReport, TaskReport } from '../protocol/re
 import { createConnector } from '../run/connect';
 import { runSecrets } from '../run/redaction';
 import { startRun } from '../run/executor';
-import { blockingDiagnostics } from '../run/refused';
+import { recordRun } from '../run/priceHistory';
+import { blockingDiagnostics, unservedRefusal } from '../run/refused';
 import { StoredOutput, jsonSizeWithin, outputMemoryFromEnvironment } from '../run/spilledOutputs';
 import { messageOf } from '../protocol/acmpMessages';
-import type { DagRun } from '../run/types';
+import type { DagRun, RunOptions } from '../run/types';
+import type { Settings } from '../protocol/settings';
 import { DurableRuns, engineUrlOf } from './durableRuns';
 import type { Feature, FeatureContext } from './feature';
 
@@ -89,6 +91,29 @@ async function analysisFor(context: FeatureContext, uri: string) {
     document: TextDocument.create(uri, 'acmp-dag', 0, file.text),
     analysis: analyzeFileText(file, { limits }),
   };
+}
+
+/** What an editor's run is asked for, alike on both drivers: the request's choices over the settings'. */
+function runChoices(run: Settings['run'], argument: RunDagArguments) {
+  return {
+    policy: argument.policy ?? run.failurePolicy,
+    maxConcurrency: argument.maxConcurrency ?? run.maxConcurrency,
+    ...(argument.reuse === undefined ? {} : { reuse: argument.reuse }),
+    ...marketOptions(run, argument.maxCostCu),
+  };
+}
+
+/**
+ * The routing and budget of an editor's run: the settings (0: no limit), the run request's `maxCostCu` over
+ * `acmp.run.maxCostCu` when it is a number (a client raising the budget to re-run).
+ */
+function marketOptions(run: Settings['run'], maxCostCu: unknown): Pick<RunOptions, 'routing' | 'budget'> {
+  const totalCap = typeof maxCostCu === 'number' && Number.isFinite(maxCostCu) ? maxCostCu : run.maxCostCu;
+  const budget = {
+    ...(totalCap > 0 ? { total_cap_cu: totalCap } : {}),
+    ...(run.perTaskMaxCu > 0 ? { per_task_max_cu: run.perTaskMaxCu } : {}),
+  };
+  return { routing: run.routing, ...(Object.keys(budget).length === 0 ? {} : { budget }) };
 }
 
 /** A batch goes out once its first event is this old, even if the turn of the event loop goes on. */
@@ -210,9 +235,9 @@ async function runDag(
     if (batches) send.flush();
     else send({ ...event, report: sent });
   };
-  const policy = argument.policy ?? settings.run.failurePolicy;
-  const maxConcurrency = argument.maxConcurrency ?? settings.run.maxConcurrency;
-  const reuse = argument.reuse === undefined ? {} : { reuse: argument.reuse };
+  const choices = runChoices(settings.run, argument);
+  const refusal = engine === undefined ? unservedRefusal(analysis.model, settings.providers) : undefined;
+  if (refusal !== undefined) throw new ResponseError(LSPErrorCodes.RequestFailed, `Not running: ${refusal.message}`);
   const run =
     engine === undefined
       ? startRun(analysis, {
@@ -220,19 +245,15 @@ async function runDag(
           connect: createConnector({ tokens: argument.tokens ?? {} }),
           // What the editor gets of outputs and errors: without the tokens, whoever echoed them.
           secrets: runSecrets(settings.providers, argument.tokens ?? {}),
-          policy,
-          maxConcurrency,
+          ...choices,
           ...(argument.runId === undefined ? {} : { runId: argument.runId }),
-          ...reuse,
           ...outputMemoryOption(),
           onEvent,
         })
       : // The engine's workers run it with their own providers and tokens: none of the editor's are sent.
         await durable.start(engine, analysis, {
           runId: argument.runId ?? `run-${randomUUID()}`,
-          policy,
-          maxConcurrency,
-          ...reuse,
+          ...choices,
           onEvent,
         });
   runs.set(run.runId, run);
@@ -242,6 +263,7 @@ async function runDag(
   });
   try {
     const report = (sent ??= sentReport(await run.done));
+    if (engine === undefined) void recordRun(report, analysis.model); // the engine's workers chose their providers
     // Completion reads the shape of these: the outputs sent, within the same budget.
     const outputs = new Map<string, TaskOutput>();
     for (const task of report.tasks) if (task.output !== undefined) outputs.set(task.task_id, task.output);

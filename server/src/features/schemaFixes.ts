@@ -94,7 +94,7 @@ function dagIdFor(target: Target): string {
 
 /** The capability most tasks of the file use among those a provider offers, else one offered, else `echo`. */
 function capabilityFor(target: Target): string {
-  const known = target.knownCapabilities;
+  const known = target.offers?.capabilities;
   const counts = new Map<string, number>();
   for (const task of target.analysis.model.tasks) {
     if (task.capability !== undefined && (known === undefined || known.includes(task.capability))) {

@@ -24,6 +24,8 @@ export const METHODS = {
   inputChunk: 'acmp/inputChunk',
   streamChunk: 'acmp/streamChunk',
   heartbeat: 'acmp/heartbeat',
+  offerRequest: 'acmp/offerRequest',
+  accept: 'acmp/accept',
 } as const;
 
 /** `acmp/invoke` params (Layer 1 §3.1): the task's fields, resolved to a literal input, and the Layer 1 extras. */
@@ -54,6 +56,41 @@ export interface InvokeResult {
   readonly cost_cu: number;
   readonly proof?: { readonly method: string; readonly hash: string; readonly input_hash?: string };
   readonly provider_id?: string;
+}
+
+/** `acmp/offerRequest` params (Layer 6 §2.1). */
+export interface OfferRequestParams {
+  readonly capability: string;
+  readonly input_tokens_est?: number;
+  readonly max_price_cu?: number;
+  readonly max_latency_ms?: number;
+  readonly preferred_tier?: string;
+  readonly proof_method?: string;
+  readonly challenge_window_ms?: number;
+  readonly offer_valid_ms?: number;
+}
+
+/** The Offer a provider quotes (Layer 6 §2.1): single-use, valid until `valid_until_ms` (epoch ms). */
+export interface Offer {
+  readonly offer_id: string;
+  readonly capability: string;
+  readonly price_cu: number;
+  readonly valid_until_ms: number;
+  readonly latency_sla_ms?: number;
+  readonly proof_method?: string;
+  readonly challenge_window_ms?: number;
+  readonly sig?: unknown;
+}
+
+/** `acmp/accept` params and its Ack (Layer 6 §2.2). */
+export interface AcceptParams {
+  readonly offer_id: string;
+  readonly escrow_id?: string;
+}
+export interface AcceptResult {
+  readonly offer_id: string;
+  readonly escrow_id?: string;
+  readonly price_cu: number;
 }
 
 /** `acmp/streamChunk` and `acmp/inputChunk` params (Layer 1 §3.4, §3.5). */
@@ -87,7 +124,13 @@ export const ACMP_ERRORS = {
   proof_unsupported: -33006,
   feature_unsupported: -33007,
   internal: -33099,
+  offer_not_found: -34001,
+  offer_expired: -34002,
+  already_accepted: -34003,
 } as const;
+
+/** JSON-RPC "Method not found": to `acmp/offerRequest`, a provider that does not negotiate (direct mode only). */
+export const METHOD_NOT_FOUND = -32601;
 
 /** A provider answered an invoke with a JSON-RPC error. */
 export class AcmpError extends Error implements TaskError {

@@ -6,6 +6,8 @@ import type { TaskOutput } from './report';
 export interface BuiltinCapability {
   readonly description: string;
   readonly input: string;
+  /** What one task costs, in CU: a fixed price per task, which it quotes and charges. */
+  readonly priceCu: number;
   /** An output as the capability returns it: its members and their types are the documented shape. */
   readonly exampleOutput: TaskOutput | 'the input';
 }
@@ -14,6 +16,7 @@ export const BUILTIN_CATALOG = {
   'text-split': {
     description: 'Splits a text into sentence-aligned chunks.',
     input: '`text` (a string), or `json` whose data is a string',
+    priceCu: 0.001,
     exampleOutput: {
       type: 'json',
       data: { chunks: ['The product quality has declined.', 'Support was friendly and fast.'], count: 2 },
@@ -22,6 +25,7 @@ export const BUILTIN_CATALOG = {
   'sentiment-analysis': {
     description: 'Scores the sentiment of a text with the AFINN-165 lexicon.',
     input: '`text`, or a `{type, data}` output whose data is a string',
+    priceCu: 0.002,
     exampleOutput: {
       type: 'json',
       data: { label: 'positive', score: 3, comparative: 0.6, positive: ['friendly', 'fast'], negative: [] },
@@ -30,6 +34,7 @@ export const BUILTIN_CATALOG = {
   'result-aggregation': {
     description: 'Aggregates sentiment results (`from_tasks`) into one verdict.',
     input: '`json`: an array of sentiment outputs',
+    priceCu: 0.001,
     exampleOutput: {
       type: 'json',
       data: {
@@ -47,6 +52,7 @@ export const BUILTIN_CATALOG = {
   echo: {
     description: 'Returns its input unchanged.',
     input: 'anything',
+    priceCu: 0.0001,
     exampleOutput: 'the input',
   },
 } as const satisfies Record<string, BuiltinCapability>;

@@ -1,6 +1,7 @@
 // What the CLI and the worker say to each other through the Restate engine's ingress, declared once. No SDK here: the
 // CLI's commands that follow or cancel a durable run speak plain HTTP and never load the Restate SDK.
 import type { TaskOutput, FailurePolicy, RunEvent, RunStatus } from './report';
+import type { Budget, RoutingPolicy } from './market';
 
 /** The workflow of a run (key: the run id), its mailbox (key: the run id) and the index of runs (key: INDEX_KEY). */
 export const RUN_WORKFLOW = 'AcmpRun';
@@ -22,6 +23,12 @@ export interface RunRequest {
   readonly maxConcurrency: number;
   /** Outputs of an earlier run, by task id: those tasks complete at once with them and are not invoked. */
   readonly reuse?: Readonly<Record<string, TaskOutput>>;
+  /** How the run picks among the offers and providers of a task (default `cheapest`). */
+  readonly routing?: RoutingPolicy;
+  /** The run's spending limits; none when absent. The workflow holds the ledger, so a worker cannot change them. */
+  readonly budget?: Budget;
+  /** How long a task waits for its quotes, in ms (default 2,000). */
+  readonly quoteTimeoutMs?: number;
 }
 
 /** A user's cancel of a task (`task`) or of the whole run. `at`: when it was asked. */

@@ -1,5 +1,6 @@
 // What a run shows the world, declared once for the engine, the language server, the CLI and every client: task
 // payloads and errors, task states, the run's events and its report (design.md §5-§7).
+import type { Budget, FigureBasis, RoutingPolicy, SpendEntry } from './market';
 
 /** A payload: a task's input or output, a chunk of either (Layer 2 §1.1). */
 export interface TaskOutput {
@@ -43,6 +44,9 @@ export type RunEvent = EventBase &
         readonly error?: TaskError;
         /** On a task's end in a batch of events whose `running` it replaced (server/README.md): when it started. */
         readonly started_at?: string;
+        /** On `running`: the price the task goes at (absent when none is known), and how it was agreed. */
+        readonly price_cu?: number;
+        readonly pricing?: PricingMode;
       }
     | {
         readonly type: 'chunk';
@@ -63,6 +67,41 @@ export type RunEvent = EventBase &
       }
     | { readonly type: 'run-finished'; readonly report: RunReport }
   );
+
+/** How a task's price was agreed: an accepted offer (Layer 6), or a direct invoke at the advertised price. */
+export type PricingMode = 'offer' | 'direct';
+
+/** An offer a provider quoted for a task (Layer 6 §2.1), as the report gives it. */
+export interface OfferReceived {
+  readonly provider_id: string;
+  readonly offer_id: string;
+  readonly price_cu: number;
+  /** The latency the provider committed to (`latency_sla_ms`), else its advertised p99, if any. */
+  readonly latency_ms?: number;
+}
+
+/** The terms a task went to its provider under. */
+export interface AcceptedTerms {
+  readonly provider_id: string;
+  readonly pricing: PricingMode;
+  /** The accepted offer's price, or the advertised price of a direct invoke; absent when unknown. */
+  readonly price_cu?: number;
+  readonly basis: FigureBasis;
+  readonly offer_id?: string;
+  /** The `max_price_cu` its invoke carried: the accepted price, or the task's (and the per-task cap's) ceiling. */
+  readonly max_price_cu?: number;
+}
+
+/** The report's account of a run's budget (Layer 7 §6.2): its limits, what it spent, and whether it stopped on them. */
+export interface RunBudgetOutcome extends Budget {
+  readonly spent_cu: number;
+  /** Some task did not start because the budget could not cover it. */
+  readonly stopped: boolean;
+  /** Those tasks (each ended `cancelled`, its error's data `{ reason: "budget" }`). */
+  readonly denied_tasks: readonly string[];
+  /** What the tasks that did not run would have cost: the best price known of each, and how many had none. */
+  readonly rest: { readonly known_cu: number; readonly unpriced: number };
+}
 
 /** One task in the run report (design.md §7). */
 export interface TaskReport {
@@ -87,6 +126,10 @@ export interface TaskReport {
   readonly output_redacted?: true;
   /** Protocol violations the provider committed (e.g. cost above max_price_cu). */
   readonly violations?: readonly string[];
+  /** The offers received for the task (a negotiated run), in the order they came. */
+  readonly offers?: readonly OfferReceived[];
+  /** The terms it was sent under (the last provider's, after a refusal moved it on). */
+  readonly accepted?: AcceptedTerms;
 }
 
 /** The run report (design.md §7): what `acmp-dag run --json` prints and the language server returns. */
@@ -100,7 +143,18 @@ export interface RunReport {
   readonly tasks: readonly TaskReport[];
   /** The outputs of the leaf tasks that completed. */
   readonly result: Readonly<Record<string, TaskOutput>>;
-  readonly totals: { readonly cost_cu: number; readonly tokens_used: number };
+  readonly totals: {
+    readonly cost_cu: number;
+    readonly tokens_used: number;
+    /** What the plan estimated before the run: its known prices summed, and how many tasks had none. */
+    readonly estimated?: { readonly known_cu: number; readonly unpriced: number };
+  };
   /** The edges that streamed (Layer 2 §5); the others waited for the upstream result. */
   readonly streamed_edges: readonly { readonly from: string; readonly to: string }[];
+  /** The routing policy the run chose providers by. */
+  readonly routing?: RoutingPolicy;
+  /** Present when the run had a budget. */
+  readonly budget?: RunBudgetOutcome;
+  /** The budget's spend log (Layer 7 §6.3): every quote, accept, invoke and denial, in order; with a budget only. */
+  readonly spend?: readonly SpendEntry[];
 }

@@ -1,5 +1,6 @@
 // The LSP run protocol, declared once for the server, the VS Code client and any other LSP client
 // (server/README.md documents it): commands through `workspace/executeCommand`, progress as notifications.
+import type { DagPlan } from './market';
 import type { TaskOutput, FailurePolicy, RunEvent, RunStatus } from './report';
 
 /** The outputs a report sends the client, and keeps for field-path completion: each at most, and all together. */
@@ -35,6 +36,8 @@ export interface RunDagArguments {
    * does not ask gets single events, as before batches existed).
    */
   readonly eventBatches?: boolean;
+  /** The run's budget in CU instead of `acmp.run.maxCostCu` (0: none), e.g. raised to re-run what it stopped. */
+  readonly maxCostCu?: number;
 }
 
 export interface CancelRunArguments {
@@ -123,6 +126,37 @@ export interface RunRefusedData {
   readonly errors: readonly { readonly code: string; readonly message: string; readonly line: number }[];
 }
 
+/**
+ * Request `acmp/plan`: what running the DAG would cost and take, before it runs (market.ts DagPlan), with the routing
+ * policy, concurrency and budget of the document's settings. Without `quote` it never reaches a provider: prices and
+ * latencies are advertised or from past runs on this machine. With `quote`, each provider that may take a task is asked
+ * for an offer (Layer 6 `acmp/offerRequest`, nothing accepted), and offers come first.
+ */
+export const PLAN_REQUEST = 'acmp/plan';
+
+export interface PlanParams {
+  readonly uri: string;
+  readonly quote?: boolean;
+  /** Bearer tokens by provider id for the quotes, as RunDagArguments.tokens: used for this request only. */
+  readonly tokens?: Readonly<Record<string, string>>;
+}
+
+export interface PlanResult {
+  readonly plan: DagPlan;
+  /** The plan in one line (the CodeLens's title): `≈ 12.4 CU · 3.2 s critical path · 7 tasks unpriced`. */
+  readonly summary: string;
+  /** The whole plan as Markdown: a table of the tasks, the totals, what cannot run. */
+  readonly markdown: string;
+  /** Whether the providers were asked for quotes. */
+  readonly quoted: boolean;
+}
+
+/**
+ * The command of the plan's CodeLens on `dag_id` (no arguments: the active editor's DAG). VS Code's "ACMP: Show Plan"
+ * shows the `acmp/plan` answer; another client maps the command to that request.
+ */
+export const SHOW_PLAN_COMMAND = 'acmp.showPlan';
+
 /** Request `acmp/graph`: the DAG's graph for a graph view. */
 export const GRAPH_REQUEST = 'acmp/graph';
 
@@ -175,4 +209,15 @@ export interface DagGraph {
   }[];
   /** Present when asked for (`GraphParams.layout`). */
   readonly layout?: DagGraphLayout;
+  /**
+   * The critical path, in order: the longest by the plan's latencies, or by the number of tasks when no latency on the
+   * graph is known (`by`). Absent while the graph has a cycle or no task.
+   */
+  readonly criticalPath?: {
+    readonly taskIds: readonly string[];
+    readonly by: 'latency' | 'depth';
+    /** By latency: the path's estimated time, its tasks of unknown latency (`unknownLatency` of them) counted 0 ms. */
+    readonly latencyMs?: number;
+    readonly unknownLatency?: number;
+  };
 }

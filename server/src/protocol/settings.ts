@@ -2,9 +2,19 @@
 // workspace/configuration). Declared once here; a test checks package.json against these defaults.
 import { z } from 'zod';
 import { DEFAULT_LIMITS } from './limits';
-import { BUILTIN_CAPABILITIES } from './builtinCatalog';
+
+/** A provider's advertised terms with Layer 5's names (protocol/market.ts `AdvertisedTerms`). */
+export const TermsSchema = z.object({
+  'acmp:price_cu': z.number().nonnegative().optional(),
+  'acmp:price_cu_per_1k_tokens': z.number().nonnegative().optional(),
+  'acmp:latency_p99_ms': z.number().nonnegative().optional(),
+  'acmp:tier': z.string().optional(),
+  'acmp:proof_methods': z.array(z.string()).optional(),
+  'acmp:availability': z.number().min(0).max(1).optional(),
+});
 
 export const ProviderSchema = z.object({
+  ...TermsSchema.shape,
   id: z.string(),
   transport: z.enum(['builtin', 'stdio', 'http', 'websocket']),
   command: z.string().optional(),
@@ -13,11 +23,23 @@ export const ProviderSchema = z.object({
   url: z.string().optional(),
   tokenEnv: z.string().optional(),
   capabilities: z.array(z.string()).optional(),
+  /** Terms for one capability, over the provider's own. */
+  capabilityTerms: z.record(z.string(), TermsSchema).optional(),
+  /** Set on a provider a catalog described: the catalog's address (configured providers have none). */
+  catalog: z.string().optional(),
 });
 export type ProviderConfig = z.infer<typeof ProviderSchema>;
 
 /** `acmp.run.*`: how the editor runs a DAG when the run command says nothing else (design.md §3, §5). */
-export const DEFAULT_RUN_SETTINGS = { failurePolicy: 'fail-fast', maxConcurrency: 8 } as const;
+export const DEFAULT_RUN_SETTINGS = {
+  failurePolicy: 'fail-fast',
+  maxConcurrency: 8,
+  routing: 'cheapest',
+  /** Layer 7's `total_cap_cu` of a run; 0: no cap. */
+  maxCostCu: 0,
+  /** Layer 7's `per_task_max_cu`; 0: no cap. */
+  perTaskMaxCu: 0,
+} as const;
 
 /** `acmp.engine.url`: the Restate ingress of durable runs (README, Durable runs); empty: runs in the language server. */
 export const DEFAULT_ENGINE_SETTINGS = { url: '' } as const;
@@ -32,10 +54,15 @@ export const SettingsSchema = z.object({
     })
     .catch(DEFAULT_LIMITS),
   providers: z.array(ProviderSchema).catch([]),
+  /** ARD catalogs to discover providers in: URLs, hosts (their `/.well-known/ai-catalog.json`) or local files. */
+  catalogs: z.array(z.string()).catch([]),
   run: z
     .object({
       failurePolicy: z.enum(['fail-fast', 'best-effort']).catch(DEFAULT_RUN_SETTINGS.failurePolicy),
       maxConcurrency: z.int().positive().catch(DEFAULT_RUN_SETTINGS.maxConcurrency),
+      routing: z.enum(['cheapest', 'fastest', 'listed']).catch(DEFAULT_RUN_SETTINGS.routing),
+      maxCostCu: z.number().nonnegative().catch(DEFAULT_RUN_SETTINGS.maxCostCu),
+      perTaskMaxCu: z.number().nonnegative().catch(DEFAULT_RUN_SETTINGS.perTaskMaxCu),
     })
     .catch(DEFAULT_RUN_SETTINGS),
   engine: z.object({ url: z.string().trim().catch(DEFAULT_ENGINE_SETTINGS.url) }).catch(DEFAULT_ENGINE_SETTINGS),
@@ -46,21 +73,4 @@ export type Settings = z.infer<typeof SettingsSchema>;
 export function normalizeSettings(raw: unknown): Settings {
   const object = raw !== null && typeof raw === 'object' ? raw : {};
   return SettingsSchema.parse({ limits: {}, run: {}, engine: {}, ...object });
-}
-
-/**
- * The capabilities the configured providers offer, against which `unknown-capability` warns; undefined, and the
- * warning silent, when no provider is configured (a file of market capabilities is not wrong for lack of settings) or
- * when one of them takes any capability (no list).
- */
-export function knownCapabilities(providers: readonly ProviderConfig[]): readonly string[] | undefined {
-  if (providers.length === 0) return undefined;
-  const known = new Set<string>();
-  for (const provider of providers) {
-    const offered =
-      provider.transport === 'builtin' ? (provider.capabilities ?? BUILTIN_CAPABILITIES) : provider.capabilities;
-    if (offered === undefined) return undefined;
-    for (const capability of offered) known.add(capability);
-  }
-  return [...known];
 }

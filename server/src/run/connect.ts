@@ -33,7 +33,7 @@ function tokenOf(provider: ProviderConfig, tokens: Readonly<Record<string, strin
  * would deliver them, and a JSON copy each way would cost about a third of the executor's budget per task.
  */
 function connectBuiltin(provider: ProviderConfig): ProviderConnection {
-  const builtin = new BuiltinProvider(0);
+  const builtin = new BuiltinProvider({ remembered: 0 });
   const ending = new Ending();
   return {
     providerId: provider.id,
@@ -42,6 +42,8 @@ function connectBuiltin(provider: ProviderConfig): ProviderConnection {
     invoke: (params, handlers) =>
       ending.error === undefined ? builtin.invoke(params, handlers) : Promise.reject(ending.error),
     inputChunk: (params) => ending.race(() => Promise.resolve(builtin.inputChunk(params))),
+    offerRequest: (params) => ending.race(() => builtin.offerRequest(params)),
+    accept: (params) => ending.race(() => builtin.accept(params)),
     cancel: (params) => Promise.resolve(builtin.cancel(params)),
     close: () => {
       const error = ending.end(new TransportError(`provider "${provider.id}": the connection was closed`));

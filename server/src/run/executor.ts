@@ -2,11 +2,14 @@
 // buyer-side orchestrator that sends one Layer 1 `acmp/invoke` per task the machine launches. The machine decides what
 // runs and what a failure or a cancel ends; this carries it out, with the per-invoke mechanics: deadlines, heartbeat
 // liveness and streaming edges. Which providers take a task, the retries, the refusals and the judgement of an answer
-// are the invoke policy both drivers share (invokePolicy.ts). The transports come in through the Connector, so the
-// language server, the CLI and the tests drive the same code.
+// are the invoke policy both drivers share (invokePolicy.ts); so are the quotes and prices of a negotiated run
+// (negotiation.ts) and the budget's ledger (budget.ts). A task whose providers negotiate is quoted, accepted and then
+// invoked on the general path; one sent in direct mode keeps the promise-free path it had before quotes existed. The
+// transports come in through the Connector, so the language server, the CLI and the tests drive the same code.
 import { randomUUID } from 'node:crypto';
 import type { DagAnalysis } from '../dag/analyze';
-import type { TaskError, TaskOutput, RunEvent, RunReport } from '../protocol/report';
+import type { AcceptedTerms, OfferReceived, TaskError, TaskOutput, RunEvent, RunReport } from '../protocol/report';
+import type { RoutingPolicy } from '../protocol/market';
 import type { DagModel, TaskDeclaration } from '../dag/model';
 import type { ProviderConfig } from '../protocol/settings';
 import { type InputResolution, resolveInput } from './inputs';
@@ -26,6 +29,7 @@ import {
   isRefusal,
   judgeResult,
   noProviderFor,
+  noProviderTook,
   outcomeOf,
   refusalOf,
   resultOutput,
@@ -35,26 +39,54 @@ import {
   wentSilent,
 } from './invokePolicy';
 import { type MachineCommands, RunMachine, type TerminalState, positiveInteger } from './machine';
+import { type Denial, SpendLedger, hasLimits } from './budget';
+import {
+  DEFAULT_QUOTE_TIMEOUT_MS,
+  MAX_REQUOTES,
+  NOT_ADVERTISED,
+  type QuoteAnswer,
+  type Route,
+  RouteBook,
+  type TaskTerms,
+  mayQuote,
+  movesToNextOffer,
+  noQuoteInTime,
+  offerReceived,
+  offerRequestOf,
+  offerRoute,
+  quoteAnswer,
+  quoteRecord,
+  rankRoutes,
+  taskTerms,
+} from './negotiation';
+import { rankCandidates } from './pricing';
 import { OutputStore } from './spilledOutputs';
 import { Deadlines } from './deadlines';
 import { Redactor } from './redaction';
-import { refuseDagWithErrors } from './refused';
+import { refuseDagWithErrors, unservedRefusal } from './refused';
 import {
   ACMP_ERRORS,
+  AcmpError,
   type ChunkParams,
   type HeartbeatParams,
   type InvokeParams,
   type InvokeResult,
+  type Offer,
   TransportError,
   messageOf,
 } from '../protocol/acmpMessages';
-import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
+import { ProviderPool, acceptsCancel, livenessWindow, negotiates, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
-import type { DagRun, InvokeHandlers, ProviderConnection, RunOptions } from './types';
+import type { Building, DagRun, InvokeHandlers, ProviderConnection, RunOptions } from './types';
 
-/** Starts running the DAG; throws RunRefused (refused.ts) at once when the analysis found errors. */
+/**
+ * Starts running the DAG; throws at once (refused.ts) RunRefused when the analysis found errors, NoProviderRefused when
+ * no provider offers some task's capability.
+ */
 export function startRun(analysis: DagAnalysis, options: RunOptions): DagRun {
   refuseDagWithErrors(analysis);
+  const refusal = unservedRefusal(analysis.model, options.providers);
+  if (refusal !== undefined) throw refusal;
   const run = new Run(analysis.model, options);
   run.start();
   return {
@@ -94,6 +126,10 @@ class TaskRun implements InvokeHandlers, InvokeAttempts {
   interrupt: ((settled: undefined) => void) | undefined;
   /** Whether the task still runs (the machine's state, mirrored here for the driver's many checks). */
   active = true;
+  /** The `max_price_cu` its invokes carry: the accepted offer's price, or the ceiling of a direct invoke. */
+  ceilingCu: number | undefined;
+  /** Its `running` event was sent (the first is dated at its start, a later one when it moved on). */
+  announced = false;
   private endedPromise: Promise<void> | undefined;
   private resolveEnded = NOTHING;
 
@@ -173,6 +209,25 @@ class Run implements MachineCommands {
   private readonly redactor: Redactor;
   /** An upstream output for an input, by task id (one function for every task's input, not a closure each). */
   private readonly readOutput = (taskId: string): TaskOutput => this.outputs.read(taskId);
+  private readonly routing: RoutingPolicy;
+  private readonly routeBook = new RouteBook();
+  /** Present when the run has a budget: what it spent, what is in flight, and its spend log. */
+  private readonly ledger: SpendLedger | undefined;
+  private readonly quoteTimeoutMs: number;
+  /**
+   * Providers that answered -32601 to a quote, or nothing within the quote wait: they do not negotiate, and are not
+   * asked again in this run.
+   */
+  private readonly nonNegotiating = new Set<ProviderConfig>();
+  private readonly capabilityRoutes = new Map<string, CapabilityRoutes>();
+  /** By task, the offers it received and the terms it went under (the report's). */
+  private readonly offers: (OfferReceived[] | undefined)[];
+  private readonly accepted: (AcceptedTerms | undefined)[];
+  /**
+   * The terms of direct invokes without a ceiling at a price that is the same for every task (a fixed or an unknown
+   * price), by provider and capability: one object for them all rather than one per task.
+   */
+  private readonly sharedTerms = new Map<ProviderConfig, Map<string, AcceptedTerms>>();
 
   constructor(
     private readonly model: DagModel,
@@ -186,6 +241,13 @@ class Run implements MachineCommands {
       backoffMs: Math.max(0, options.backoffMs ?? DEFAULT_BACKOFF_MS),
     };
     this.outputs = new OutputStore(options.outputMemoryBytes);
+    this.routing = options.routing ?? 'cheapest';
+    this.ledger = hasLimits(options.budget) ? new SpendLedger(options.budget) : undefined;
+    const quoteTimeout = options.quoteTimeoutMs;
+    this.quoteTimeoutMs =
+      quoteTimeout !== undefined && Number.isFinite(quoteTimeout) && quoteTimeout > 0
+        ? quoteTimeout
+        : DEFAULT_QUOTE_TIMEOUT_MS;
     this.redactor = new Redactor(options.secrets ?? []);
     // Fresh wire ids per run, so a provider's idempotency cache never answers from an earlier run (design.md §5), and
     // a random tag rather than the run id: Layer 1 wants them globally unique, and a client may choose run ids that
@@ -195,6 +257,8 @@ class Run implements MachineCommands {
     this.machine = new RunMachine(model, { policy: options.policy, maxConcurrency: options.maxConcurrency }, this);
     const count = model.tasks.length;
     this.runs = new Array<TaskRun | undefined>(count).fill(undefined);
+    this.offers = new Array<OfferReceived[] | undefined>(count).fill(undefined);
+    this.accepted = new Array<AcceptedTerms | undefined>(count).fill(undefined);
     this.readers = new Int32Array(count);
     this.readingDone = new Uint8Array(count);
     this.readStart = new Int32Array(count + 1);
@@ -252,25 +316,141 @@ class Run implements MachineCommands {
     const plain = (this.options.plainTasks?.[index] ?? declaration.node.value) as Record<string, unknown>;
     const task = new TaskRun(this, index, declaration, id, `${id}-${this.runTag}`, plain);
     this.runs[index] = task;
-    const candidates = chooseProviders(this.pool, declaration.capability!);
-    if (this.listening) {
-      this.emit(
-        {
-          type: 'task-state',
-          task_id: id,
-          state: 'running',
-          ...(candidates[0] === undefined ? {} : { provider_id: candidates[0].id }),
-        },
-        this.machine.startTimeOf(index),
-      );
+    const routes = this.routesOf(declaration.capability!);
+    if (routes.quotes) return void this.negotiate(task, routes.candidates);
+    const terms = taskTerms(declaration.capability!, plain, this.ledger?.budget ?? NO_BUDGET);
+    const ordered = routes.ordered ?? this.inDirectOrder(routes.candidates, terms);
+    const first = ordered[0];
+    if (first !== undefined && !this.priceDirect(task, first, terms, this.machine.startTimeOf(index))) return;
+    if (first === undefined && this.listening) {
+      this.emit({ type: 'task-state', task_id: id, state: 'running' }, this.machine.startTimeOf(index));
     }
-    if (!this.sendAtOnce(task, candidates)) void this.execute(task, candidates);
+    if (!this.sendAtOnce(task, ordered)) void this.execute(task, ordered, terms);
+  }
+
+  /** What the run knows of `capability`'s routes, made once (again once a provider turned out not to negotiate). */
+  private routesOf(capability: string): CapabilityRoutes {
+    let routes = this.capabilityRoutes.get(capability);
+    if (routes === undefined) {
+      const candidates = chooseProviders(this.pool, capability);
+      const byTokens = candidates.some((provider) => this.routeBook.pricedByTokens(provider, capability));
+      routes = {
+        candidates,
+        quotes: this.quotes(candidates),
+        ordered: byTokens ? undefined : this.inDirectOrder(candidates, taskTerms(capability, {}, NO_BUDGET)),
+      };
+      this.capabilityRoutes.set(capability, routes);
+    }
+    return routes;
+  }
+
+  /** Whether a task of these candidates is quoted: not under `listed`, and one of them may negotiate. */
+  private quotes(candidates: readonly ProviderConfig[]): boolean {
+    if (this.routing === 'listed') return false;
+    for (const provider of candidates) if (mayQuote(provider) && !this.nonNegotiating.has(provider)) return true;
+    return false;
+  }
+
+  /** The candidates in the order a direct run tries them: the routing policy's by advertised figures. */
+  private inDirectOrder(candidates: readonly ProviderConfig[], terms: TaskTerms): readonly ProviderConfig[] {
+    if (this.routing === 'listed' || candidates.length < 2) return candidates;
+    return rankCandidates(this.routing, this.routeBook.routes(candidates, terms)).map((route) => route.provider);
+  }
+
+  /** `task` goes to `provider` in direct mode, or ends not started when the budget cannot cover it there. */
+  private priceDirect(task: TaskRun, provider: ProviderConfig, terms: TaskTerms, at?: string): boolean {
+    const denial = this.goDirect(task, provider, terms, at);
+    if (denial === undefined) return true;
+    this.notCovered(task, provider, denial);
+    return false;
+  }
+
+  /**
+   * `task` goes to `provider` in direct mode: the ceiling its invoke carries (the task's and the per-task cap's; under
+   * a total cap without either, the advertised price, so that the reservation bounds the charge) reserved under the
+   * budget, and its `running` event with the advertised price. The budget's denial when it cannot cover it.
+   */
+  private goDirect(task: TaskRun, provider: ProviderConfig, terms: TaskTerms, at?: string): Denial | undefined {
+    const priceCu = this.routeBook.priceOf(provider, terms);
+    const ledger = this.ledger;
+    const ceiling = terms.ceilingCu ?? (ledger?.budget.total_cap_cu === undefined ? undefined : priceCu);
+    if (ledger !== undefined) {
+      const spend = { kind: 'invoke', taskId: task.id, counterparty: provider.id, amountCu: ceiling } as const;
+      const denial = ledger.reserve(Date.now(), spend);
+      if (denial !== undefined) return denial;
+    }
+    task.ceilingCu = ceiling;
+    const accepted = this.directTerms(provider, terms.capability, priceCu, ceiling);
+    this.accepted[task.index] = accepted;
+    this.emitRunning(task, accepted, at);
+    return undefined;
+  }
+
+  /** The terms of a direct invoke at `provider`: shared when they are the same for every task of the capability. */
+  private directTerms(
+    provider: ProviderConfig,
+    capability: string,
+    priceCu: number | undefined,
+    ceiling: number | undefined,
+  ): AcceptedTerms {
+    const shareable = ceiling === undefined && !this.routeBook.pricedByTokens(provider, capability);
+    let byCapability = shareable ? this.sharedTerms.get(provider) : undefined;
+    const shared = byCapability?.get(capability);
+    if (shared !== undefined) return shared;
+    const accepted: Building<AcceptedTerms> = {
+      provider_id: provider.id,
+      pricing: 'direct',
+      basis: priceCu === undefined ? 'unknown' : 'advertised',
+    };
+    if (priceCu !== undefined) accepted.price_cu = priceCu;
+    if (ceiling !== undefined) accepted.max_price_cu = ceiling;
+    if (shareable) {
+      if (byCapability === undefined) this.sharedTerms.set(provider, (byCapability = new Map<string, AcceptedTerms>()));
+      byCapability.set(capability, accepted);
+    }
+    return accepted;
+  }
+
+  /**
+   * The task runs at `accepted`'s provider. Its first `running` is dated when the machine started it (as the report
+   * says), however long its quotes took; a later one (it moved on) when it moved.
+   */
+  private emitRunning(task: TaskRun, accepted: AcceptedTerms, at?: string): void {
+    const first = !task.announced;
+    task.announced = true;
+    if (!this.listening) return;
+    const event: Building<Extract<EventBody, { type: 'task-state' }>> = {
+      type: 'task-state',
+      task_id: task.id,
+      state: 'running',
+      provider_id: accepted.provider_id,
+      pricing: accepted.pricing,
+    };
+    if (accepted.price_cu !== undefined) event.price_cu = accepted.price_cu;
+    this.emit(event, at ?? (first ? this.machine.startTimeOf(task.index) : undefined));
+  }
+
+  /** The budget cannot cover `task` at `provider`: it ends cancelled, not started, with the reason `budget`. */
+  private notCovered(task: TaskRun, provider: ProviderConfig | undefined, denial: Denial): void {
+    this.ledger?.deny(task.id);
+    const at = provider === undefined ? '' : ` at provider "${provider.id}"`;
+    this.machine.notCovered(
+      task.index,
+      {
+        code: ACMP_ERRORS.cancelled,
+        message: `not started: the run's budget cannot cover it${at}: ${denial.reason}`,
+        data: { reason: 'budget' },
+      },
+      now(),
+    );
   }
 
   /** The machine's command: the task is terminal; an invoke still in flight gets `acmp/cancel`. */
   settled(index: number, state: TerminalState, error: TaskError | undefined): void {
     // Its input is made again by no one: what it holds of upstream outputs may go.
     this.doneReading(index);
+    // What it held of the budget goes back (a completed task's was replaced by its charge already).
+    if (state !== 'completed') this.ledger?.release(this.model.tasks[index]!.id!, Date.now(), error?.message);
     const task = this.runs[index];
     if (task !== undefined) {
       const inFlight = task.inFlight;
@@ -362,10 +542,11 @@ class Run implements MachineCommands {
     if (outcome instanceof TransportError) {
       if (!outcome.retryable) return this.fail(task, internalError(outcome.message));
       const made = { attempt: 1, connection, failure: outcome.message };
-      return void this.execute(task, candidates, { candidate: 0, refusals: [], made });
+      return void this.execute(task, candidates, undefined, { candidate: 0, refusals: [], made });
     }
     if (!isRefusal(outcome.error)) return this.fail(task, outcome.error);
-    void this.execute(task, candidates, { candidate: 1, refusals: [refusalOf(candidates[0]!, outcome.error)] });
+    const from = { candidate: 1, refusals: [refusalOf(candidates[0]!, outcome.error)] };
+    void this.execute(task, candidates, undefined, from);
   }
 
   private executorFailed(task: TaskRun, error: unknown): void {
@@ -376,7 +557,12 @@ class Run implements MachineCommands {
    * Tries the candidate providers in order until one takes the task (design.md §6), from the start or from where
    * `sendAtOnce` left off; never rejects.
    */
-  private async execute(task: TaskRun, candidates: readonly ProviderConfig[], resume?: Resume): Promise<void> {
+  private async execute(
+    task: TaskRun,
+    candidates: readonly ProviderConfig[],
+    terms?: TaskTerms,
+    resume?: Resume,
+  ): Promise<void> {
     // Caught here rather than by a `catch` on its promise: a promise and a closure less per task.
     try {
       if (candidates.length === 0) return this.fail(task, noProviderFor(task.declaration.capability!));
@@ -388,9 +574,11 @@ class Run implements MachineCommands {
         candidates,
         (candidate) => {
           const provider = candidates[candidate]!;
-          // The task stays running but moves on: say where, so that no one reads the refusing provider as the one running it.
+          // The task stays running but moves on, at that provider's price (its `running` says where, so that no one
+          // reads the refusing provider as the one running it), unless the budget cannot cover it there.
           if (candidate > 0) {
-            this.emit({ type: 'task-state', task_id: task.id, state: 'running', provider_id: provider.id });
+            const ownTerms = (terms ??= this.termsOf(task));
+            if (!this.priceDirect(task, provider, ownTerms)) return Promise.resolve(undefined);
           }
           const made = candidate === resume?.candidate ? resume.made : undefined;
           return invokeWithRetries(this.pool, provider, this.retry, task, made);
@@ -404,6 +592,217 @@ class Run implements MachineCommands {
       this.fail(task, taking.error);
     } catch (error) {
       this.executorFailed(task, error);
+    }
+  }
+
+  /** The terms `task` asks of the market under the run's budget. */
+  private termsOf(task: TaskRun): TaskTerms {
+    return taskTerms(task.declaration.capability!, task.plain, this.ledger?.budget ?? NO_BUDGET);
+  }
+
+  /**
+   * A negotiated task (Layer 6): every candidate that negotiates is asked for a quote at once, within the quote wait;
+   * the valid offers and the direct routes (providers that do not negotiate, at their advertised prices) are tried
+   * in the routing policy's order: each reserved under the budget, an offer accepted (quoted again when it expired),
+   * then invoked with `max_price_cu` the accepted price. A refusal moves on to the next; never rejects.
+   */
+  private async negotiate(task: TaskRun, candidates: readonly ProviderConfig[]): Promise<void> {
+    try {
+      const terms = this.termsOf(task);
+      const refusals: TaskError[] = [];
+      const routes = rankRoutes(this.routing, await this.gatherQuotes(task, candidates, terms, refusals));
+      if (!task.active) return;
+      if (!this.machine.isStreamLive(task.index)) {
+        const input = this.literalInput(task);
+        if (!input.ok) return this.fail(task, input.error);
+      }
+      let denial: { provider: ProviderConfig; denial: Denial } | undefined;
+      for (const route of routes) {
+        const { provider } = route;
+        const taking = await this.takeRoute(task, route, terms);
+        if (taking === undefined) return;
+        if (taking.ok) return this.complete(task, taking.value);
+        if ('reason' in taking.error) {
+          denial ??= { provider, denial: taking.error };
+          continue;
+        }
+        // A provider that already streamed output took the task: its error is the task's.
+        if (!(movesToNextOffer(taking.error.code) && task.sequencer?.started !== true)) {
+          return this.fail(task, taking.error);
+        }
+        refusals.push(refusalOf(provider, taking.error));
+      }
+      if (denial !== undefined) return this.notCovered(task, denial.provider, denial.denial);
+      const capability = task.declaration.capability!;
+      this.fail(task, refusals.length === 0 ? noProviderFor(capability) : noProviderTook(refusals));
+    } catch (error) {
+      this.executorFailed(task, error);
+    }
+  }
+
+  /**
+   * The routes of a negotiated task: a quote asked of each candidate that may negotiate, all at once, those answered
+   * within the quote wait taken (an offer as a route at its price; -32601 as a direct route, the provider remembered
+   * as one that does not negotiate); the others' reasons go to `refusals`. Candidates that are not asked are direct
+   * routes at their advertised figures.
+   */
+  private async gatherQuotes(
+    task: TaskRun,
+    candidates: readonly ProviderConfig[],
+    terms: TaskTerms,
+    refusals: TaskError[],
+  ): Promise<Route[]> {
+    const advertised = this.routeBook.routes(candidates, terms);
+    const asked = advertised.map((route) => mayQuote(route.provider) && !this.nonNegotiating.has(route.provider));
+    const quoting = Promise.all(
+      advertised.map((route, k) => (asked[k] ? this.quote(route.provider, terms) : Promise.resolve(undefined))),
+    );
+    const answers = await Promise.race([quoting, task.ended().then(() => [])]);
+    const routes: Route[] = [];
+    const atMs = Date.now();
+    const offers: OfferReceived[] = [];
+    advertised.forEach((route, k) => {
+      const { provider } = route;
+      if (!asked[k]) return void routes.push(route);
+      const answer = answers[k];
+      if (answer === undefined) return;
+      if (answer.kind === 'offer') {
+        const offered = offerRoute(route, answer.offer);
+        routes.push(offered);
+        offers.push(offerReceived(provider, answer.offer, offered.latencyMs));
+        this.ledger?.quoted(atMs, task.id, provider.id, {
+          outcome: 'offered',
+          priceCu: answer.offer.price_cu,
+          offerId: answer.offer.offer_id,
+        });
+      } else if (answer.kind === 'direct') {
+        routes.push(route);
+        this.ledger?.quoted(atMs, task.id, provider.id, quoteRecord(answer));
+      } else {
+        refusals.push(refusalOf(provider, { code: answer.code, message: answer.detail }));
+        this.ledger?.quoted(atMs, task.id, provider.id, { outcome: answer.outcome, detail: answer.detail });
+      }
+    });
+    if (offers.length > 0) this.offers[task.index] = offers;
+    return routes;
+  }
+
+  /**
+   * Asks `provider` for a quote, waiting for it the quote wait at most from when its connection is open (opening one
+   * has its own bound: a provider's start-up does not eat into the wait); never rejects. A provider answering -32601
+   * is not asked again in this run.
+   */
+  private async quote(provider: ProviderConfig, terms: TaskTerms): Promise<QuoteAnswer> {
+    let connection: ProviderConnection;
+    try {
+      connection = this.pool.opened(provider) ?? (await this.pool.connection(provider));
+    } catch (error) {
+      return { kind: 'direct', why: 'unreachable', detail: messageOf(error) };
+    }
+    if (!negotiates(connection.acmp)) return this.notNegotiating(provider, NOT_ADVERTISED);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waitEnded = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.quoteTimeoutMs);
+    });
+    const settled = await Promise.race([settle(() => connection.offerRequest(offerRequestOf(terms))), waitEnded]);
+    clearTimeout(timer);
+    // An answer after the wait is not taken: the task went on without it.
+    const answer = settled === undefined ? noQuoteInTime(this.quoteTimeoutMs) : quoteAnswer(settled, terms, Date.now());
+    return answer.kind === 'direct' && answer.why !== 'unreachable' ? this.notNegotiating(provider, answer) : answer;
+  }
+
+  /** `provider` does not negotiate: it is not asked again in this run, and competes in direct mode. */
+  private notNegotiating(provider: ProviderConfig, answer: QuoteAnswer): QuoteAnswer {
+    if (!this.nonNegotiating.has(provider)) {
+      this.nonNegotiating.add(provider);
+      this.capabilityRoutes.clear();
+    }
+    return answer;
+  }
+
+  /**
+   * `task` at one route: reserved under the budget, its offer accepted, and invoked with `max_price_cu` the accepted
+   * price (a direct route: at its ceiling). The invoke's answer, a refusal of the accept (a TaskError), the budget's
+   * denial, or undefined when the task ended meanwhile.
+   */
+  private async takeRoute(
+    task: TaskRun,
+    route: Route,
+    terms: TaskTerms,
+  ): Promise<Answer | { readonly ok: false; readonly error: TaskError | Denial } | undefined> {
+    const { provider } = route;
+    if (!task.active) return undefined;
+    if (route.offer === undefined) {
+      const denial = this.goDirect(task, provider, terms);
+      if (denial !== undefined) return { ok: false, error: denial };
+    } else {
+      const accepted = await this.acceptOffer(task, provider, route.offer, terms);
+      if (accepted === undefined || !accepted.ok) return accepted;
+      task.ceilingCu = accepted.offer.price_cu;
+      const shown: AcceptedTerms = {
+        provider_id: provider.id,
+        pricing: 'offer',
+        price_cu: accepted.offer.price_cu,
+        basis: 'offer',
+        offer_id: accepted.offer.offer_id,
+        max_price_cu: accepted.offer.price_cu,
+      };
+      this.accepted[task.index] = shown;
+      this.emitRunning(task, shown);
+    }
+    return invokeWithRetries(this.pool, provider, this.retry, task);
+  }
+
+  /**
+   * Accepts `offer` (reserved under the budget first); an offer that expired before the accept (-34002) is quoted
+   * again, at most MAX_REQUOTES times. The offer accepted, why none was (a TaskError, or the budget's denial of a
+   * fresh quote's price), or undefined when the task ended meanwhile.
+   */
+  private async acceptOffer(
+    task: TaskRun,
+    provider: ProviderConfig,
+    first: Offer,
+    terms: TaskTerms,
+  ): Promise<
+    | { readonly ok: true; readonly offer: Offer }
+    | { readonly ok: false; readonly error: TaskError | Denial }
+    | undefined
+  > {
+    let offer = first;
+    for (let requotes = 0; ; requotes++) {
+      const spend = {
+        kind: 'accept',
+        taskId: task.id,
+        counterparty: provider.id,
+        amountCu: offer.price_cu,
+        offerId: offer.offer_id,
+      } as const;
+      const denial = this.ledger?.reserve(Date.now(), spend);
+      if (denial !== undefined) return { ok: false, error: denial };
+      let connection: ProviderConnection;
+      try {
+        connection = this.pool.opened(provider) ?? (await this.pool.connection(provider));
+      } catch (error) {
+        return { ok: false, error: internalError(`provider "${provider.id}": ${messageOf(error)}`) };
+      }
+      const accepting = offer;
+      const settled = await settle(() => connection.accept({ offer_id: accepting.offer_id }));
+      if (!task.active) return undefined;
+      if (settled.ok) return { ok: true, offer };
+      const error =
+        settled.error instanceof AcmpError
+          ? { code: settled.error.code, message: settled.error.message }
+          : internalError(`provider "${provider.id}": ${messageOf(settled.error)}`);
+      this.ledger?.release(task.id, Date.now(), `accept refused: ${error.message}`);
+      if (error.code !== ACMP_ERRORS.offer_expired || requotes === MAX_REQUOTES) return { ok: false, error };
+      const fresh = await this.quote(provider, terms);
+      if (!task.active) return undefined;
+      this.ledger?.quoted(Date.now(), task.id, provider.id, quoteRecord(fresh));
+      if (fresh.kind !== 'offer') {
+        return { ok: false, error: fresh.kind === 'none' ? { code: fresh.code, message: fresh.detail } : error };
+      }
+      offer = fresh.offer;
+      (this.offers[task.index] ??= []).push(offerReceived(provider, offer, offer.latency_sla_ms));
     }
   }
 
@@ -483,7 +882,7 @@ class Run implements MachineCommands {
     if (window !== undefined) {
       task.liveness = setTimeout(() => this.fail(task, wentSilent(connection.providerId, window)), window);
     }
-    return invokeParams(task.wireId, task.declaration.capability!, plain, input, stream);
+    return invokeParams(task.wireId, task.declaration.capability!, plain, input, stream, task.ceilingCu);
   }
 
   /** The answer of the invoke on `connection` came: whether the task still runs to take it. */
@@ -574,10 +973,13 @@ class Run implements MachineCommands {
   }
 
   private complete(task: TaskRun, result: InvokeResult): void {
-    const maxPrice = task.declaration.maxPriceCu;
-    const verdict = judgeResult(this.machine.providerOf(task.index), result, outputOf(task, result), maxPrice);
+    const maxPrice = task.ceilingCu ?? task.declaration.maxPriceCu;
+    const providerId = this.machine.providerOf(task.index);
+    const verdict = judgeResult(providerId, result, outputOf(task, result), maxPrice);
     if (!verdict.ok) return this.fail(task, verdict.error);
     const { facts } = verdict;
+    // Charged before the machine hears of it: the tasks it launches next reserve against what this one really cost.
+    this.ledger?.charge(Date.now(), task.id, providerId ?? '', facts.costCu);
     this.outputs.keep(task.id, verdict.output, this.readers[task.index]!);
     if (this.listening) {
       this.emit({
@@ -620,10 +1022,55 @@ class Run implements MachineCommands {
       outputOf: (task) => this.outputs.reported(this.model.tasks[task]!.id!),
       wireTaskId: (task) => `${this.model.tasks[task]!.id!}-${this.runTag}`,
       streamedEdges: this.streamedEdges,
+      offersOf: (task) => this.offers[task],
+      acceptedOf: (task) => this.accepted[task],
     });
-    const report = this.redactor.report(made);
+    const report = this.redactor.report(this.withMarket(made));
     this.emit({ type: 'run-finished', report });
     this.resolveDone(report);
+  }
+
+  /** The report with what the market part of the run adds: its routing, the plan's estimate, and the budget's account. */
+  private withMarket(made: RunReport): RunReport {
+    const { estimate } = this.options;
+    const ledger = this.ledger;
+    return {
+      ...made,
+      ...(estimate === undefined
+        ? {}
+        : { totals: { ...made.totals, estimated: { known_cu: estimate.known_cu, unpriced: estimate.unpriced } } }),
+      routing: this.routing,
+      ...(ledger === undefined
+        ? {}
+        : {
+            budget: ledger.outcome(ledger.denied.length === 0 ? [] : this.restPrices()),
+            // Its details quote providers' refusals, which may echo a token.
+            spend: this.redactor.value(ledger.entries),
+          }),
+    };
+  }
+
+  /**
+   * What each task that did not run would have cost: the price it went at or was offered, else the best advertised
+   * price among its candidates (undefined when none is known).
+   */
+  private *restPrices(): Generator<number | undefined> {
+    for (let task = 0; task < this.model.tasks.length; task++) {
+      if (this.machine.stateOf(task) !== 'cancelled') continue;
+      const offered = this.offers[task]?.reduce((best, offer) => Math.min(best, offer.price_cu), Infinity);
+      const accepted = this.accepted[task]?.price_cu;
+      if (accepted !== undefined) yield accepted;
+      else if (offered !== undefined) yield offered;
+      else yield this.cheapestAdvertised(task);
+    }
+  }
+
+  private cheapestAdvertised(task: number): number | undefined {
+    const declaration = this.model.tasks[task]!;
+    const plain = (this.options.plainTasks?.[task] ?? declaration.node.value) as Record<string, unknown>;
+    const terms = taskTerms(declaration.capability!, plain, NO_BUDGET);
+    const routes = this.routeBook.routes(chooseProviders(this.pool, declaration.capability!), terms);
+    return rankCandidates('cheapest', routes)[0]?.priceCu;
   }
 
   /** `at` is the time the report gives the same change, when it gives one. */
@@ -648,6 +1095,18 @@ function outputOf(task: TaskRun, result: InvokeResult): TaskOutput | string {
     return sequencer?.finished === true ? sequencer.output() : 'the result says output_streamed but no stream came';
   }
   return resultOutput(result);
+}
+
+const NO_BUDGET = {};
+
+/** A capability's routes, the same for every task of it. */
+interface CapabilityRoutes {
+  /** The providers that may take it, in the providers list's order. */
+  readonly candidates: readonly ProviderConfig[];
+  /** Its tasks are quoted: the routing policy compares, and some candidate may negotiate. */
+  readonly quotes: boolean;
+  /** The order of a direct run, when it is the same for every task (no candidate prices by tokens). */
+  readonly ordered: readonly ProviderConfig[] | undefined;
 }
 
 /** Where `sendAtOnce` left off for `execute`: the candidate to go on with, and the attempts it made at it. */

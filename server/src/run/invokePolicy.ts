@@ -68,6 +68,8 @@ export const timeoutOf = (plain: Record<string, unknown>): number =>
 /**
  * The invoke of a task (`plain`: the task as JSON.parse makes it): its carried fields as written (the analysis checked
  * their types), its input (undefined: it streams in through `acmp/inputChunk`), and whether its output streams.
+ * `maxPriceCu`, when given, is the `max_price_cu` it carries instead of the task's: an accepted offer's price, or the
+ * ceiling a budget set (negotiation.ts).
  */
 export function invokeParams(
   wireTaskId: string,
@@ -75,12 +77,14 @@ export function invokeParams(
   plain: Record<string, unknown>,
   input: TaskOutput | undefined,
   stream: boolean,
+  maxPriceCu?: number,
 ): InvokeParams {
   const params: Record<string, unknown> = { task_id: wireTaskId, capability };
   if (input === undefined) params.input_stream = true;
   else params.input = input;
   // Plain reads: no carried field is a property of Object.prototype (a loop, not fromEntries: it is per task).
   for (const field of CARRIED_FIELDS) if (plain[field] !== undefined) params[field] = plain[field];
+  if (maxPriceCu !== undefined) params.max_price_cu = maxPriceCu;
   if (stream) params.stream = true;
   return params as unknown as InvokeParams;
 }
@@ -189,11 +193,13 @@ export async function tryCandidates(
     if (answer.ok || !moveOn(answer.error)) return { ...answer, provider };
     refusals.push(refusalOf(provider, answer.error));
   }
+  return { ok: false, error: noProviderTook(refusals) };
+}
+
+/** The task error when every provider tried refused it (`refusals`: not empty), each refusal listed. */
+export function noProviderTook(refusals: readonly TaskError[]): TaskError {
   const last = refusals[refusals.length - 1]!;
-  return {
-    ok: false,
-    error: { ...last, message: `no provider took the task: ${refusals.map((refusal) => refusal.message).join('; ')}` },
-  };
+  return { ...last, message: `no provider took the task: ${refusals.map((refusal) => refusal.message).join('; ')}` };
 }
 
 // Judging the answer.

@@ -10,8 +10,9 @@
 // - For a launched task the driver invokes a provider (routing, fallback, transport retries, deadlines, heartbeats,
 //   streaming and proof checks are the driver's) and reports the outcome: `providerChosen` when it sends to a
 //   provider, then `completed(task, at, facts)` once its output is kept where the driver keeps outputs, or
-//   `failed(task, error, at)`. The user's `cancelTask` / `cancelRun` come in the same way; `streamLive` lets a
-//   streaming target start before its source completed (Layer 2 §5).
+//   `failed(task, error, at)`, or `notCovered(task, error, at)` when the run's budget cannot cover it (it ends
+//   cancelled without having started). The user's `cancelTask` / `cancelRun` come in the same way; `streamLive` lets
+//   a streaming target start before its source completed (Layer 2 §5).
 // - Each event may call back, before it returns: `launch` for tasks that may start now, `settled` for each task that
 //   became terminal (in the order it did; a task that was running may have an invoke in flight, which the driver
 //   cancels with `acmp/cancel` unless the settling event was that invoke's own outcome), and `finished` once every
@@ -79,6 +80,10 @@ export interface ReportInputs {
   /** The Layer 1 task_id the run sent for a task it started. */
   wireTaskId(task: number): string;
   readonly streamedEdges: RunReport['streamed_edges'];
+  /** The offers a task received, where it was quoted. */
+  offersOf?(task: number): TaskReport['offers'];
+  /** The terms it went to its provider under, where the driver priced it. */
+  acceptedOf?(task: number): TaskReport['accepted'];
 }
 
 /** A command as data (`recordCommands`). */
@@ -99,6 +104,7 @@ export type MachineEvent =
   | { readonly type: 'provider-chosen'; readonly task: number; readonly providerId: string }
   | { readonly type: 'completed'; readonly task: number; readonly at: string; readonly facts: CompletionFacts }
   | { readonly type: 'failed'; readonly task: number; readonly error: TaskError; readonly at: string }
+  | { readonly type: 'not-covered'; readonly task: number; readonly error: TaskError; readonly at: string }
   | { readonly type: 'cancel-task'; readonly task: number; readonly reason: string; readonly at: string }
   | { readonly type: 'cancel-run'; readonly reason: string; readonly at: string }
   | { readonly type: 'stream-live'; readonly task: number; readonly at: string };
@@ -148,6 +154,8 @@ export class RunMachine {
   private advancing = false;
   private done = false;
   private cancelledByUser = false;
+  /** Some task did not start because the run's budget could not cover it. */
+  private stoppedOnBudget = false;
   private startedAt = '';
   // The report's facts, by task; most stay unset until the task gets there.
   private readonly providerIds: (string | undefined)[];
@@ -298,6 +306,30 @@ export class RunMachine {
     return true;
   }
 
+  /**
+   * The run's budget cannot cover a running task before its invoke was sent: it ends cancelled as if it never started
+   * (`error` says why), and what depends on it goes as the failure policy says (under fail-fast, every other task).
+   * False if it had ended.
+   */
+  notCovered(task: number, error: TaskError, at: string): boolean {
+    if (this.states[task] !== RUNNING) return false;
+    this.stoppedOnBudget = true;
+    this.startTimes[task] = undefined;
+    this.providerIds[task] = undefined;
+    this.settle(task, CANCELLED, error, at);
+    const id = this.idOf(task);
+    this.cancelDownstream(task, `upstream task "${id}" did not start: the run's budget could not cover it`, at);
+    if (this.policy === 'fail-fast') {
+      const cancelled = {
+        code: ACMP_ERRORS.cancelled,
+        message: `the run stopped on its budget: task "${id}" could not be covered (fail-fast)`,
+      };
+      for (let other = 0; other < this.size; other++) this.settle(other, CANCELLED, cancelled, at);
+    }
+    this.advance(at);
+    return true;
+  }
+
   /** The user cancels a task and everything downstream of it (BFS); completed upstream results stay. */
   cancelTask(task: number, reason: string, at: string): void {
     this.cancelledByUser = true;
@@ -340,6 +372,8 @@ export class RunMachine {
         return void this.completed(event.task, event.at, event.facts);
       case 'failed':
         return void this.failed(event.task, event.error, event.at);
+      case 'not-covered':
+        return void this.notCovered(event.task, event.error, event.at);
       case 'cancel-task':
         return this.cancelTask(event.task, event.reason, event.at);
       case 'cancel-run':
@@ -387,13 +421,22 @@ export class RunMachine {
       if (finishedAt !== undefined) entry.finished_at = finishedAt;
       const violations = this.violations.get(task);
       if (violations !== undefined) entry.violations = violations;
+      const offers = inputs.offersOf?.(task);
+      if (offers !== undefined) entry.offers = offers;
+      const accepted = inputs.acceptedOf?.(task);
+      if (accepted !== undefined) entry.accepted = accepted;
       tasks[task] = entry;
     }
     return {
       dag_id: this.model.dagId ?? '',
       run_id: inputs.runId,
-      // A failure says most; a run the user cancelled something in (a task or the whole run) is cancelled otherwise.
-      status: completed ? 'completed' : failed || !this.cancelledByUser ? 'failed' : 'cancelled',
+      // A failure says most; a run the user cancelled something in (a task or the whole run), or that stopped on its
+      // budget, is cancelled otherwise.
+      status: completed
+        ? 'completed'
+        : failed || !(this.cancelledByUser || this.stoppedOnBudget)
+          ? 'failed'
+          : 'cancelled',
       policy: this.policy,
       started_at: this.startedAt,
       finished_at: inputs.finishedAt,

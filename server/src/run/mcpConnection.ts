@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  type JSONRPCMessage,
   LATEST_PROTOCOL_VERSION,
   McpError,
   type Notification,
@@ -12,9 +13,11 @@ import {
   type RequestId,
   type Result,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { z } from 'zod';
 import type { ProviderConfig } from '../protocol/settings';
+import { coalesceWrites } from './coalescedWrites';
 import { Ending } from './ending';
 import { MAX_MESSAGE_BYTES, OVERSIZED, isStdioOverflow, limitedFetch } from './messageLimit';
 import {
@@ -28,9 +31,11 @@ import {
   TransportError,
 } from '../protocol/acmpMessages';
 import {
+  AcceptResultSchema,
   ChunkParamsSchema,
   HeartbeatParamsSchema,
   InvokeResultSchema,
+  OfferSchema,
   firstIssue,
   readAcmpCapability,
 } from './schemas';
@@ -114,6 +119,7 @@ async function connectMcp(
     throw session.fail(`cannot connect: ${describe(error)}`);
   }
   const routes = routeAcmpMessages(mcpTransport.transport, session.fail);
+  void session.closed.then(routes.forget);
   const acmp = await initialize(session, mcpTransport.transport, initializeTimeoutMs);
   return acmpConnection(provider, session, routes, acmp, mcpTransport.endSession);
 }
@@ -167,15 +173,29 @@ function openSession(
   return { name, buyer, ending, closed, fail, errorOf };
 }
 
+/** What the connection sends and receives past the SDK's protocol layer. */
+interface AcmpRoutes {
+  /** The handlers of the invokes in flight, by task_id, for the connection to fill. */
+  readonly handlers: Map<string, InvokeHandlers>;
+  /** Sends a request and settles with its result, or rejects with the McpError of an error answer. */
+  readonly request: (method: string, params: object) => Promise<unknown>;
+  /** The connection ended: no request sent past the SDK will be answered. */
+  readonly forget: () => void;
+}
+
+/** The id prefix of requests sent past the SDK: the SDK numbers its own, so a string id cannot be one of them. */
+const DIRECT_ID_PREFIX = 'acmp-';
+
 /**
- * Wraps the connected transport so that ACMP's notifications reach the invoke in flight with their task_id; returns
- * the handlers of the invokes in flight, by task_id, for the connection to fill.
+ * Wraps the connected transport so that ACMP's notifications reach the invoke in flight with their task_id, and so
+ * that quotes and accepts go past the SDK's request machinery: a timer, an abort listener, closures and a schema parse
+ * per request, which were most of a quote's cost on this side (the SDK's transport still checks every message).
  */
-function routeAcmpMessages(
-  transport: Transport,
-  fail: (reason: string) => TransportError,
-): Map<string, InvokeHandlers> {
+function routeAcmpMessages(transport: Transport, fail: (reason: string) => TransportError): AcmpRoutes {
   const routes = new Map<string, InvokeHandlers>();
+  /** The requests sent past the SDK and not yet answered, by id. */
+  const pending = new Map<string, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
+  let nextId = 0;
   /** Delivers a provider's notification to the invoke in flight with its task_id. */
   const route = <P extends { task_id: string }>(
     method: string,
@@ -213,13 +233,32 @@ function routeAcmpMessages(
       const notification = notifications.find((candidate) => candidate.method === message.method);
       if (notification !== undefined) return notification.receive(message.params);
     } else if (!('method' in message) && message.id !== undefined) {
+      const direct = typeof message.id === 'string' ? pending.get(message.id) : undefined;
+      if (direct !== undefined) {
+        pending.delete(message.id as string);
+        if ('result' in message) return direct.resolve(message.result);
+        if ('error' in message) {
+          const { code, message: text, data } = message.error;
+          return direct.reject(new McpError(code, text, data));
+        }
+      }
       const taskId = invokeIds.get(message.id);
       if (taskId !== undefined) routes.delete(taskId);
       invokeIds.delete(message.id);
     }
     receive?.(message, extra);
   };
-  return routes;
+  const request = (method: string, params: object): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const id = `${DIRECT_ID_PREFIX}${nextId++}`;
+      pending.set(id, { resolve, reject });
+      const message: JSONRPCMessage = { jsonrpc: '2.0', id, method, params: { ...params } };
+      transport.send(message).catch((error: unknown) => {
+        pending.delete(id);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      });
+    });
+  return { handlers: routes, request, forget: () => pending.clear() };
 }
 
 /** The MCP handshake: the provider's `acmp` capability, or none when it does not speak `initialize`. */
@@ -265,36 +304,53 @@ async function initialize(
 function acmpConnection(
   provider: ProviderConfig,
   { name, buyer, ending, closed, fail, errorOf }: Session,
-  routes: Map<string, InvokeHandlers>,
+  { handlers: routes, request: sendDirect }: AcmpRoutes,
   acmp: AcmpCapability | undefined,
   endSession: (() => Promise<void>) | undefined,
 ): ProviderConnection {
+  /** An invoke goes through the SDK, which ties the provider's progress to it; quotes and accepts go past it. */
+  const send = (method: string, params: object): Promise<unknown> =>
+    method === METHODS.invoke
+      ? buyer.request({ method, params: { ...params } }, ANY_OBJECT, { timeout: NO_SDK_TIMEOUT })
+      : sendDirect(method, params);
+  /**
+   * Sends a request and reads its answer with `schema`; an answer it cannot read is a -33099 AcmpError with `data`.
+   * Rejects with the error `errorOf` makes: the provider's error answer (AcmpError), or why the connection ended.
+   */
+  async function request<T>(
+    method: string,
+    params: object,
+    schema: z.ZodType<T>,
+    data?: Readonly<Record<string, unknown>>,
+  ): Promise<T> {
+    try {
+      const answer = await ending.race(() => send(method, params));
+      const result = schema.safeParse(answer);
+      if (!result.success) {
+        throw new AcmpError(
+          ACMP_ERRORS.internal,
+          `${name} answered ${method} with an invalid result: ${firstIssue(result.error)}`,
+          data,
+        );
+      }
+      return result.data;
+    } catch (error) {
+      throw errorOf(error);
+    }
+  }
   return {
     providerId: provider.id,
     acmp,
     async invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
       routes.set(params.task_id, handlers);
       try {
-        const answer = await ending.race(() =>
-          buyer.request({ method: METHODS.invoke, params: { ...params } }, ANY_OBJECT, {
-            timeout: NO_SDK_TIMEOUT,
-          }),
-        );
-        const result = InvokeResultSchema.safeParse(answer);
-        if (!result.success) {
-          throw new AcmpError(
-            ACMP_ERRORS.internal,
-            `${name} answered acmp/invoke with an invalid result: ${firstIssue(result.error)}`,
-            { task_id: params.task_id },
-          );
-        }
-        return result.data;
-      } catch (error) {
-        throw errorOf(error);
+        return await request(METHODS.invoke, params, InvokeResultSchema, { task_id: params.task_id });
       } finally {
         if (routes.get(params.task_id) === handlers) routes.delete(params.task_id);
       }
     },
+    offerRequest: (params) => request(METHODS.offerRequest, params, OfferSchema, { capability: params.capability }),
+    accept: (params) => request(METHODS.accept, params, AcceptResultSchema, { offer_id: params.offer_id }),
     async inputChunk(params) {
       try {
         await ending.race(() => buyer.notification({ method: METHODS.inputChunk, params: { ...params } }));
@@ -326,6 +382,15 @@ function stdioTransport(provider: ProviderConfig, token: string | undefined, red
     stderr: 'pipe',
     maxBufferSize: MAX_MESSAGE_BYTES,
   });
+  // The SDK keeps the child process to itself; its stdin, once started, is where the messages go.
+  const stdinOf = () => (transport as unknown as { _process?: { stdin?: Writable | null } })._process?.stdin;
+  let coalesce: (() => void) | undefined;
+  const send = transport.send.bind(transport);
+  transport.send = (message) => {
+    const stdin = stdinOf();
+    if (stdin) (coalesce ??= coalesceWrites(stdin))();
+    return send(message);
+  };
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);

@@ -3,10 +3,8 @@
 // provider's advertised `acmp` capability lets the buyer send (Layer 1 §1).
 import type { ProviderConfig } from '../protocol/settings';
 import { type AcmpCapability, METHODS, TransportError } from '../protocol/acmpMessages';
+import { mayOffer, servingProviders } from './pricing';
 import type { Connector, ProviderConnection } from './types';
-
-/** What serves a run when no provider is configured. */
-export const BUILTIN_PROVIDER: ProviderConfig = { id: 'builtin', transport: 'builtin' };
 
 /** The provider streams its output (`stream: true` may be sent). */
 export const streamsOutput = (acmp: AcmpCapability | undefined): boolean =>
@@ -18,6 +16,10 @@ export const streamsInput = (acmp: AcmpCapability | undefined): boolean =>
 
 export const acceptsCancel = (acmp: AcmpCapability | undefined): boolean =>
   acmp?.accepts.includes(METHODS.cancel) === true;
+
+/** The provider takes quotes (Layer 6): it advertises both `acmp/offerRequest` and `acmp/accept`. */
+export const negotiates = (acmp: AcmpCapability | undefined): boolean =>
+  acmp?.accepts.includes(METHODS.offerRequest) === true && acmp.accepts.includes(METHODS.accept);
 
 /** How long a running task may go without a heartbeat or chunk: three advertised intervals (Layer 1 §3.6). */
 export function livenessWindow(acmp: AcmpCapability | undefined): number | undefined {
@@ -31,7 +33,8 @@ interface Slot {
 }
 
 export class ProviderPool {
-  private readonly providers: readonly ProviderConfig[];
+  /** The providers that serve the run: those configured, else the built-in provider. */
+  readonly providers: readonly ProviderConfig[];
   private readonly byCapability = new Map<string, readonly ProviderConfig[]>();
   /** By entry rather than id, so two entries with one id stay two providers. */
   private readonly slots = new Map<ProviderConfig, Slot>();
@@ -42,16 +45,14 @@ export class ProviderPool {
     providers: readonly ProviderConfig[],
     private readonly connect: Connector,
   ) {
-    this.providers = providers.length > 0 ? providers : [BUILTIN_PROVIDER];
+    this.providers = servingProviders(providers);
   }
 
-  /** The providers that may take `capability`, in the order they are tried: those listing it or listing nothing. */
+  /** The providers that may take `capability`, in the providers list's order (pricing.ts `mayOffer`). */
   candidates(capability: string): readonly ProviderConfig[] {
     let found = this.byCapability.get(capability);
     if (found === undefined) {
-      found = this.providers.filter(
-        (provider) => provider.capabilities === undefined || provider.capabilities.includes(capability),
-      );
+      found = this.providers.filter((provider) => mayOffer(provider, capability));
       this.byCapability.set(capability, found);
     }
     return found;

@@ -1,4 +1,4 @@
-// Layer 1 messages as zod schemas: what a transport checks in what a peer sent before trusting it (the provider
+// Layer 1 and Layer 6 messages as zod schemas: what a transport checks in what a peer sent before trusting it (the provider
 // side checks the buyer's params, the buyer side the provider's results and notifications).
 import { z } from 'zod';
 import type { AcmpCapability } from '../protocol/acmpMessages';
@@ -30,6 +30,40 @@ export const InvokeResultSchema = z.looseObject({
   proof: z.looseObject({ method: z.string(), hash: z.string(), input_hash: z.string().optional() }).optional(),
   provider_id: z.string().optional(),
 });
+
+/** A provider's quote (Layer 6 §2.1); `sig` is not checked (Layer 7 signatures are not verified here). */
+export const OfferSchema = z.looseObject({
+  offer_id: z.string().min(1),
+  capability: z.string(),
+  price_cu: z.number().nonnegative(),
+  valid_until_ms: z.number(),
+  latency_sla_ms: z.number().nonnegative().optional(),
+  proof_method: z.string().optional(),
+  challenge_window_ms: z.number().nonnegative().optional(),
+  sig: z.unknown().optional(),
+});
+
+/** A provider's Ack of `acmp/accept` (Layer 6 §2.2). */
+export const AcceptResultSchema = z.looseObject({
+  offer_id: z.string(),
+  escrow_id: z.string().optional(),
+  price_cu: z.number().nonnegative(),
+});
+
+/** What a provider checks of a buyer's `acmp/offerRequest`. */
+export const OfferRequestParamsSchema = z.looseObject({
+  capability: z.string(),
+  input_tokens_est: z.number().nonnegative().optional(),
+  max_price_cu: z.number().optional(),
+  max_latency_ms: z.number().nonnegative().optional(),
+  preferred_tier: z.string().optional(),
+  proof_method: z.string().optional(),
+  challenge_window_ms: z.number().nonnegative().optional(),
+  offer_valid_ms: z.number().positive().optional(),
+});
+
+/** What a provider checks of a buyer's `acmp/accept`. */
+export const AcceptParamsSchema = z.looseObject({ offer_id: z.string(), escrow_id: z.string().optional() });
 
 export const ChunkParamsSchema = z.looseObject({
   task_id: z.string(),

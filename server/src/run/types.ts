@@ -2,9 +2,14 @@
 // the events it emits and the report it returns cross processes and are protocol/report.ts). The language server, the
 // CLI and the tests all drive the executor through these.
 import type { ProviderConfig } from '../protocol/settings';
+import type { Budget, DagPlan, RoutingPolicy } from '../protocol/market';
 import type { FailurePolicy, RunEvent, RunReport, TaskOutput } from '../protocol/report';
 import type {
+  AcceptParams,
+  AcceptResult,
   AcmpCapability,
+  Offer,
+  OfferRequestParams,
   CancelParams,
   ChunkParams,
   HeartbeatParams,
@@ -30,6 +35,13 @@ export interface ProviderConnection {
   /** Sends `acmp/invoke`. Rejects with AcmpError (a JSON-RPC error answer) or TransportError (no answer). */
   invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult>;
   inputChunk(params: ChunkParams): Promise<void>;
+  /**
+   * Sends `acmp/offerRequest` (Layer 6). Rejects with AcmpError (METHOD_NOT_FOUND: the provider does not negotiate;
+   * -33001, -33002, -33006: it will not quote this) or TransportError.
+   */
+  offerRequest(params: OfferRequestParams): Promise<Offer>;
+  /** Sends `acmp/accept`. Rejects with AcmpError (-34001, -34002, -34003) or TransportError. */
+  accept(params: AcceptParams): Promise<AcceptResult>;
   cancel(params: CancelParams): Promise<void>;
   /** Closes the connection and stops whatever it started (a child process included). */
   close(): Promise<void>;
@@ -68,6 +80,18 @@ export interface RunOptions {
    * report show, while downstream tasks get the outputs as sent.
    */
   readonly secrets?: readonly string[];
+  /**
+   * How a task's provider is chosen among those that may take it (protocol/market.ts; default `cheapest`): under
+   * `cheapest` and `fastest` every provider that negotiates is asked for a quote and the best valid offer is accepted;
+   * `listed` sends each task to the first provider in the list, without quotes, as runs did before quotes existed.
+   */
+  readonly routing?: RoutingPolicy;
+  /** The run's spending limits (Layer 7): spends they do not allow are denied, and the tasks they are for do not start. */
+  readonly budget?: Budget;
+  /** How long a task waits for its quotes, in ms (default 2,000). */
+  readonly quoteTimeoutMs?: number;
+  /** What the plan estimated the run would cost, for the report's totals. */
+  readonly estimate?: DagPlan['total'];
 }
 
 /** A run in progress. */

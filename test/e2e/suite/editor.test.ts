@@ -135,7 +135,7 @@ suite('ACMP DAG in VS Code', () => {
     const uri = vscode.Uri.file(path.join(folder, 'layered.acmp-dag.json'));
     fs.writeFileSync(uri.fsPath, dag.text);
     const editor = await vscode.window.showTextDocument(uri);
-    // Clean, though no provider is configured and no capability is built in: no unknown-capability either.
+    // Clean, though no provider is configured and no capability is built in: no no-provider either.
     await diagnosticsWhen(uri, (found) => found.length === 0);
 
     const backEdge = `,\n    { "from": "${dag.last}", "to": "${dag.root}" }`;

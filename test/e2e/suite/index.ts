@@ -14,5 +14,7 @@ export function run(): Promise<void> {
     require('./feedback.test');
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
     require('./graph.test');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
+    require('./market.test');
   });
 }

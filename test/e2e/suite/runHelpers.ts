@@ -6,6 +6,7 @@ import type { AcmpApi } from '../../../client/src/extension';
 import type { RunSnapshot } from '../../../client/src/runSnapshot';
 import type { RunReport } from '../../../server/src/protocol/report';
 import type { RunRefusedData } from '../../../server/src/protocol/runMessages';
+import type { ProviderConfig } from '../../../server/src/protocol/settings';
 
 /** The extension under test, by its manifest's `publisher.name`. */
 export const extension = (): vscode.Extension<AcmpApi> => vscode.extensions.getExtension<AcmpApi>('acmp-dag.acmp-dag')!;
@@ -45,3 +46,21 @@ export const runOf = (api: AcmpApi, report: RunReport | RunRefusedData | undefin
 };
 export const runDag = (uri: vscode.Uri) =>
   vscode.commands.executeCommand<RunReport | RunRefusedData | undefined>('acmp.runDag', uri);
+
+/** Sets the setting `acmp.<name>` (user settings: the fixture folder stays untouched) and waits until VS Code has it. */
+export async function setSetting(name: string, value: unknown): Promise<void> {
+  const configuration = vscode.workspace.getConfiguration('acmp');
+  if (configuration.inspect(name)?.globalValue === value) return;
+  const changed = new Promise<void>((resolve) => {
+    const subscription = vscode.workspace.onDidChangeConfiguration((event) => {
+      if (!event.affectsConfiguration(`acmp.${name}`)) return;
+      subscription.dispose();
+      resolve();
+    });
+  });
+  await configuration.update(name, value, vscode.ConfigurationTarget.Global);
+  await changed;
+}
+
+export const setProviders = (providers: readonly ProviderConfig[] | undefined): Promise<void> =>
+  setSetting('providers', providers);

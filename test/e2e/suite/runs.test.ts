@@ -17,7 +17,7 @@ import { diamondWith } from '../../support/diamond';
 import { echoLayersDag } from '../../support/echoDag';
 import { runnerAnswers, screenshotTaken } from './askRunner';
 import { measuredRun } from './measuredRun';
-import { examplePipeline, extension, root, runDag, runOf, runWhen } from './runHelpers';
+import { examplePipeline, extension, root, runDag, runOf, runWhen, setProviders } from './runHelpers';
 
 /** Node under Electron too (@vscode/test-electron), where the extension host's executable is Electron. */
 const NODE_ENV = { ELECTRON_RUN_AS_NODE: '1' };
@@ -31,7 +31,10 @@ const servedProvider = (): ProviderConfig => ({
   env: NODE_ENV,
 });
 
-/** A provider process that takes `capabilities` and never answers an invoke. */
+/**
+ * A provider process that takes `capabilities` and never answers an invoke; priced below the built-in provider, so
+ * that the run's routing (cheapest, by default) sends it those tasks.
+ */
 const silentProvider = (capabilities: string[]): ProviderConfig => ({
   id: 'silent',
   transport: 'stdio',
@@ -43,6 +46,7 @@ const silentProvider = (capabilities: string[]): ProviderConfig => ({
   ],
   env: NODE_ENV,
   capabilities,
+  'acmp:price_cu': 0.0001,
 });
 
 /** split → wait → aggregate: `task_wait` scores the first chunk, whoever its provider is. */
@@ -61,21 +65,6 @@ const CHAIN = `{
   ]
 }
 `;
-
-/** Sets `acmp.providers` (user settings: the fixture folder stays untouched) and waits until VS Code has it. */
-async function setProviders(providers: readonly ProviderConfig[] | undefined): Promise<void> {
-  const configuration = vscode.workspace.getConfiguration('acmp');
-  if (configuration.inspect('providers')?.globalValue === providers) return;
-  const changed = new Promise<void>((resolve) => {
-    const subscription = vscode.workspace.onDidChangeConfiguration((event) => {
-      if (!event.affectsConfiguration('acmp.providers')) return;
-      subscription.dispose();
-      resolve();
-    });
-  });
-  await configuration.update('providers', providers, vscode.ConfigurationTarget.Global);
-  await changed;
-}
 
 const statesOf = (run: RunSnapshot): Record<string, string> =>
   Object.fromEntries(run.tasks.map((task) => [task.taskId, task.state]));

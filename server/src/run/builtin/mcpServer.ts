@@ -8,15 +8,27 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Notification, Request, Result, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { coalesceWrites } from '../coalescedWrites';
 import { OVERSIZED, isStdioOverflow } from '../messageLimit';
 import { ACMP_VERSION, AcmpError, METHODS } from '../../protocol/acmpMessages';
-import { CancelParamsSchema, ChunkParamsSchema, InvokeParamsSchema, firstIssue } from '../schemas';
+import {
+  AcceptParamsSchema,
+  CancelParamsSchema,
+  ChunkParamsSchema,
+  InvokeParamsSchema,
+  OfferRequestParamsSchema,
+  firstIssue,
+} from '../schemas';
 import { BuiltinProvider, INVALID_PARAMS } from './provider';
 
 const SERVER_INFO = { name: 'acmp-dag-builtin', version: ACMP_VERSION };
 
-/** What the MCP server serves: the built-in provider, or one that wraps it (the crash tests' counting provider). */
-export type ServedProvider = Pick<BuiltinProvider, 'acmp' | 'invoke' | 'inputChunk' | 'cancel' | 'close'>;
+/**
+ * What the MCP server serves: the built-in provider, or one that wraps it (the crash tests' counting provider). One
+ * without `offerRequest` and `accept` does not negotiate: those methods are not served, and a buyer gets -32601.
+ */
+export type ServedProvider = Pick<BuiltinProvider, 'acmp' | 'invoke' | 'inputChunk' | 'cancel' | 'close'> &
+  Partial<Pick<BuiltinProvider, 'offerRequest' | 'accept'>>;
 
 /** An MCP server for `provider`: one per session, all sharing the provider and so its idempotency keys. */
 export function createAcmpServer(provider: ServedProvider): Server {
@@ -25,19 +37,34 @@ export function createAcmpServer(provider: ServedProvider): Server {
   const server = new Server<Request, Notification, Result>(SERVER_INFO, { capabilities });
   const method = <M extends string>(name: M) => z.object({ method: z.literal(name), params: z.unknown() });
 
-  server.setRequestHandler(method(METHODS.invoke), async (request, extra) => {
-    const params = InvokeParamsSchema.safeParse(request.params);
-    if (!params.success) {
-      throw new AcmpError(INVALID_PARAMS, `Invalid acmp/invoke params: ${firstIssue(params.error)}`);
-    }
-    // A buyer that went away misses its chunks; the task itself is not affected.
-    const notify = (notification: Notification) => void extra.sendNotification(notification).catch(() => undefined);
-    const result = await provider.invoke(params.data, {
+  /**
+   * Serves a request method by `answer`, once `schema` has checked its params (-32602 otherwise); `notify` sends the
+   * buyer a notification tied to the request.
+   */
+  const serve = <P>(
+    name: string,
+    schema: z.ZodType<P>,
+    answer: (params: P, notify: (notification: Notification) => void) => Promise<object>,
+  ) =>
+    server.setRequestHandler(method(name), async (request, extra) => {
+      const params = schema.safeParse(request.params);
+      if (!params.success) throw new AcmpError(INVALID_PARAMS, `Invalid ${name} params: ${firstIssue(params.error)}`);
+      // A buyer that went away misses its chunks; the task itself is not affected.
+      const notify = (notification: Notification) => void extra.sendNotification(notification).catch(() => undefined);
+      return { ...(await answer(params.data, notify)) };
+    });
+
+  serve(METHODS.invoke, InvokeParamsSchema, (params, notify) =>
+    provider.invoke(params, {
       onChunk: (chunk) => notify({ method: METHODS.streamChunk, params: { ...chunk } }),
       onHeartbeat: (heartbeat) => notify({ method: METHODS.heartbeat, params: { ...heartbeat } }),
-    });
-    return { ...result };
-  });
+    }),
+  );
+  const { offerRequest, accept } = provider;
+  if (offerRequest !== undefined) {
+    serve(METHODS.offerRequest, OfferRequestParamsSchema, (params) => offerRequest.call(provider, params));
+  }
+  if (accept !== undefined) serve(METHODS.accept, AcceptParamsSchema, (params) => accept.call(provider, params));
   // Notifications have no answer: malformed ones are dropped.
   server.setNotificationHandler(method(METHODS.inputChunk), (notification) => {
     const params = ChunkParamsSchema.safeParse(notification.params);
@@ -50,9 +77,8 @@ export function createAcmpServer(provider: ServedProvider): Server {
   return server;
 }
 
-/** Serves the built-in provider on stdin/stdout until stdin ends or `stop` is aborted. */
-export async function serveStdio(stop?: AbortSignal): Promise<void> {
-  const provider = new BuiltinProvider();
+/** Serves `provider` (default a new built-in provider) on stdin/stdout until stdin ends or `stop` is aborted. */
+export async function serveStdio(stop?: AbortSignal, provider: ServedProvider = new BuiltinProvider()): Promise<void> {
   const server = createAcmpServer(provider);
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
   // On stderr the buyer's error quotes it: the SDK ends the session on an oversized message without a word.
@@ -60,7 +86,14 @@ export async function serveStdio(stop?: AbortSignal): Promise<void> {
     process.stderr.write(
       `acmp-dag serve: ${isStdioOverflow(error) ? `the buyer ${OVERSIZED}; the session ends` : error.message}\n`,
     );
-  await server.connect(new StdioServerTransport());
+  const transport = new StdioServerTransport();
+  const send = transport.send.bind(transport);
+  const coalesce = coalesceWrites(process.stdout);
+  transport.send = (message) => {
+    coalesce();
+    return send(message);
+  };
+  await server.connect(transport);
   // The SDK's stdio transport does not watch for the end of stdin: the buyer closing it ends the session.
   process.stdin.once('end', () => void server.close());
   stop?.addEventListener('abort', () => void server.close(), { once: true });

@@ -1,12 +1,20 @@
 // The built-in ACMP provider, independent of any transport: the capabilities of protocol/builtinCatalog.ts with
-// prices, result-hash proofs, idempotency by task_id, output and input streaming and cancellation (Layer 1).
+// prices, result-hash proofs, idempotency by task_id, output and input streaming and cancellation (Layer 1), and
+// stateless quotes (Layer 6).
 // connect.ts calls it in-process; mcpServer.ts puts it behind a real MCP server.
 import Sentiment from 'sentiment';
 import { assembleChunks } from '../chunks';
 import { RESULT_HASH, resultHash } from '../proof';
 import type { TaskOutput } from '../../protocol/report';
-import { BUILTIN_CAPABILITIES, type BuiltinCapabilityName, builtinCapability } from '../../protocol/builtinCatalog';
 import {
+  BUILTIN_CAPABILITIES,
+  BUILTIN_CATALOG,
+  type BuiltinCapabilityName,
+  builtinCapability,
+} from '../../protocol/builtinCatalog';
+import {
+  type AcceptParams,
+  type AcceptResult,
   ACMP_ERRORS,
   ACMP_VERSION,
   type AcmpCapability,
@@ -16,24 +24,27 @@ import {
   type InvokeParams,
   type InvokeResult,
   METHODS,
+  type Offer,
+  type OfferRequestParams,
 } from '../../protocol/acmpMessages';
 import type { Building, InvokeHandlers } from '../types';
+import { OfferBook } from './offers';
 
 export const BUILTIN_PROVIDER_ID = 'agent:acmp-dag-builtin:local';
 
-/** What one invoke costs, in CU: fixed per capability, so the minimum price is the price (Layer 1 §3.1). */
-export const BUILTIN_PRICES_CU: Readonly<Record<BuiltinCapabilityName, number>> = {
-  'text-split': 0.001,
-  'sentiment-analysis': 0.002,
-  'result-aggregation': 0.001,
-  echo: 0.0001,
-};
+/**
+ * What one invoke costs, in CU, at price factor 1: fixed per capability, so the minimum price is the price (Layer 1
+ * §3.1), and the price it quotes (Layer 6).
+ */
+export const BUILTIN_PRICES_CU: Readonly<Record<BuiltinCapabilityName, number>> = Object.fromEntries(
+  BUILTIN_CAPABILITIES.map((name) => [name, BUILTIN_CATALOG[name].priceCu]),
+) as Record<BuiltinCapabilityName, number>;
 
 /** The `acmp` capability the built-in provider advertises (Layer 1 §1); it sends no heartbeats. */
 export const BUILTIN_ACMP: AcmpCapability = {
   version: ACMP_VERSION,
   role: 'provider',
-  accepts: [METHODS.invoke, METHODS.cancel, METHODS.inputChunk],
+  accepts: [METHODS.invoke, METHODS.cancel, METHODS.inputChunk, METHODS.offerRequest, METHODS.accept],
   emits: [METHODS.streamChunk],
   features: { output_streaming: true, input_streaming: true },
 };
@@ -46,6 +57,8 @@ const REMEMBERED_EXECUTIONS = 10_000;
 /** Tasks whose input chunks or cancel may wait for their invoke (over HTTP they can overtake it). */
 const EARLY_TASKS = 1_000;
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** How long an offer holds by default (the reference SDK's window); a buyer may ask for less, never more. */
+export const DEFAULT_OFFER_VALID_MS = 5_000;
 
 // Made on first use: the segmenter loads ICU's data (some 15 ms), which a run of echo tasks never needs.
 let sentences: Intl.Segmenter | undefined;
@@ -147,6 +160,7 @@ class Execution {
   constructor(
     private readonly params: InvokeParams,
     private readonly capability: BuiltinCapabilityName,
+    private readonly priceCu: number,
     private handlers: InvokeHandlers | undefined,
     private readonly onSettled: (taskId: string) => void,
   ) {
@@ -243,7 +257,7 @@ class Execution {
     if (streamed) result.output_streamed = true;
     else result.output = output;
     result.tokens_used = wordsOf(input);
-    result.cost_cu = BUILTIN_PRICES_CU[this.capability];
+    result.cost_cu = this.priceCu;
     if (this.params.proof_method === RESULT_HASH) {
       result.proof = { method: RESULT_HASH, hash: resultHash(output), input_hash: resultHash(input) };
     }
@@ -268,33 +282,55 @@ class Execution {
 
 const isBuiltin = (name: string): name is BuiltinCapabilityName => builtinCapability(name) !== undefined;
 
+/** What an invoke and a quote both ask of the provider: a capability, at most a price, a proof method. */
+type Terms = Pick<InvokeParams, 'capability' | 'max_price_cu' | 'proof_method'>;
+
 /**
- * Checks an invoke before anything runs: its capability, or the error that refuses it. A refused invoke is not an
- * execution, so it may be sent again.
+ * The capability of `terms` with its price, or the error that refuses them (-33002, -33001, -33006); `about` goes in
+ * the error's data (an invoke's task_id).
  */
-function admit(params: InvokeParams): BuiltinCapabilityName | AcmpError {
-  const { task_id: taskId, capability } = params;
+function price(
+  terms: Terms,
+  priceOf: (capability: BuiltinCapabilityName) => number,
+  about: Readonly<Record<string, unknown>>,
+): { capability: BuiltinCapabilityName; priceCu: number } | AcmpError {
+  const { capability, max_price_cu: maxPrice, proof_method: proofMethod } = terms;
   if (!isBuiltin(capability)) {
     return new AcmpError(
       ACMP_ERRORS.capability_not_found,
       `Capability not found: the built-in provider offers ${BUILTIN_CAPABILITIES.join(', ')}`,
-      { task_id: taskId, capability },
+      { ...about, capability },
     );
   }
-  const price = BUILTIN_PRICES_CU[capability];
-  if (params.max_price_cu !== undefined && price > params.max_price_cu) {
+  const priceCu = priceOf(capability);
+  if (maxPrice !== undefined && priceCu > maxPrice) {
     return new AcmpError(ACMP_ERRORS.budget_exceeded, 'Budget exceeded', {
-      task_id: taskId,
-      min_price_cu: price,
-      detail: `Minimum price for ${capability} is ${price} CU.`,
+      ...about,
+      min_price_cu: priceCu,
+      detail: `Minimum price for ${capability} is ${priceCu} CU.`,
     });
   }
-  if (params.proof_method !== undefined && params.proof_method !== RESULT_HASH) {
-    return new AcmpError(ACMP_ERRORS.proof_unsupported, `Proof method "${params.proof_method}" is not supported`, {
-      task_id: taskId,
+  if (proofMethod !== undefined && proofMethod !== RESULT_HASH) {
+    return new AcmpError(ACMP_ERRORS.proof_unsupported, `Proof method "${proofMethod}" is not supported`, {
+      ...about,
       supported: [RESULT_HASH],
     });
   }
+  return { capability, priceCu };
+}
+
+/**
+ * Checks an invoke before anything runs: its capability and price, or the error that refuses it. A refused invoke is
+ * not an execution, so it may be sent again.
+ */
+function admit(
+  params: InvokeParams,
+  priceOf: (capability: BuiltinCapabilityName) => number,
+): { capability: BuiltinCapabilityName; priceCu: number } | AcmpError {
+  const taskId = params.task_id;
+  const priced = price(params, priceOf, { task_id: taskId });
+  if (priced instanceof AcmpError) return priced;
+  const { capability } = priced;
   const inputStream = params.input_stream === true;
   if (params.stream === true && !(capability === 'echo' && (inputStream || streamable(params.input?.data)))) {
     return new AcmpError(
@@ -308,12 +344,28 @@ function admit(params: InvokeParams): BuiltinCapabilityName | AcmpError {
       task_id: taskId,
     });
   }
-  return capability;
+  return priced;
 }
 
 interface EarlyMessages {
   readonly chunks: ChunkParams[];
   cancel?: CancelParams;
+}
+
+export interface BuiltinProviderOptions {
+  /**
+   * Settled executions kept for a repeated task_id (default 10,000). In process (connect.ts) none need be: a retry
+   * comes only after the connection failed, on a new one, and each remembered result would hold its output.
+   */
+  readonly remembered?: number;
+  /** Multiplies each capability's catalog price, in quotes and charges alike (default 1). */
+  readonly priceFactor?: number;
+  /** The longest an offer holds, in ms (default 5,000); a buyer's `offer_valid_ms` may shorten it. */
+  readonly offerValidMs?: number;
+  /** The latency the provider commits to in its offers (`latency_sla_ms`); none by default. */
+  readonly latencyMs?: number;
+  /** The clock of offer validity, epoch ms (default Date.now). */
+  readonly now?: () => number;
 }
 
 /** The built-in provider. One instance is one provider: its task_ids are its idempotency keys. */
@@ -324,21 +376,50 @@ export class BuiltinProvider {
   private readonly settledIds: string[] = [];
   private forgotten = 0;
   private readonly early = new Map<string, EarlyMessages>();
+  private readonly remembered: number;
+  private readonly priceFactor: number;
+  private readonly offers: OfferBook;
+
+  constructor({
+    remembered = REMEMBERED_EXECUTIONS,
+    priceFactor = 1,
+    offerValidMs = DEFAULT_OFFER_VALID_MS,
+    latencyMs,
+    now = Date.now,
+  }: BuiltinProviderOptions = {}) {
+    this.remembered = remembered;
+    this.priceFactor = priceFactor;
+    this.offers = new OfferBook({ validMs: offerValidMs, latencyMs, now });
+  }
+
+  /** What one task of `capability` costs here: its catalog price times the price factor. */
+  private readonly priceOf = (capability: BuiltinCapabilityName): number =>
+    BUILTIN_PRICES_CU[capability] * this.priceFactor;
 
   /**
-   * `remembered`: settled executions kept for a repeated task_id. In process (connect.ts) none need be: a retry
-   * comes only after the connection failed, on a new one, and each remembered result would hold its output.
+   * `acmp/offerRequest`: a quote that holds until `valid_until_ms`, the shorter of the buyer's `offer_valid_ms` and
+   * the provider's window. Nothing is stored (Layer 6 §3). Rejects with AcmpError -33002, -33001 or -33006.
    */
-  constructor(private readonly remembered = REMEMBERED_EXECUTIONS) {}
+  offerRequest(params: OfferRequestParams): Promise<Offer> {
+    const priced = price(params, this.priceOf, {});
+    return priced instanceof AcmpError
+      ? Promise.reject(priced)
+      : Promise.resolve(this.offers.quote(params, priced.priceCu));
+  }
+
+  /** `acmp/accept`: binds the offer's price once. Rejects with AcmpError -34001, -34002 or -34003. */
+  accept(params: AcceptParams): Promise<AcceptResult> {
+    return new Promise((resolve) => resolve(this.offers.accept(params)));
+  }
 
   /** `acmp/invoke`. Rejects with AcmpError; a repeated task_id never executes again. */
   invoke(params: InvokeParams, handlers: InvokeHandlers): Promise<InvokeResult> {
     const taskId = params.task_id;
     const existing = this.executions.get(taskId);
     if (existing !== undefined) return existing.joined();
-    const capability = admit(params);
-    if (capability instanceof AcmpError) return Promise.reject(capability);
-    const execution = new Execution(params, capability, handlers, this.settledOne);
+    const admitted = admit(params, this.priceOf);
+    if (admitted instanceof AcmpError) return Promise.reject(admitted);
+    const execution = new Execution(params, admitted.capability, admitted.priceCu, handlers, this.settledOne);
     this.executions.set(taskId, execution);
     const early = this.early.get(taskId);
     this.early.delete(taskId);

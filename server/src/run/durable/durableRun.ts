@@ -5,9 +5,27 @@ import type { DagAnalysis } from '../../dag/analyze';
 import { DEFAULT_MAX_CONCURRENCY } from '../machine';
 import { refuseDagWithErrors } from '../refused';
 import type { DagRun, RunOptions } from '../types';
+import type { RunRequest } from '../../protocol/engineMessages';
 import { type EngineClient, followRun } from './engineClient';
 
-export type DurableRunOptions = Pick<RunOptions, 'policy' | 'maxConcurrency' | 'reuse' | 'onEvent' | 'runId'>;
+export type DurableRunOptions = Pick<
+  RunOptions,
+  'policy' | 'maxConcurrency' | 'reuse' | 'onEvent' | 'runId' | 'routing' | 'budget' | 'quoteTimeoutMs'
+>;
+
+/** What the engine is sent to run the DAG of `text` with `options`. */
+export function runRequestOf(text: string, options: Omit<DurableRunOptions, 'onEvent' | 'runId'>): RunRequest {
+  return {
+    dag: text,
+    policy: options.policy ?? 'fail-fast',
+    maxConcurrency: options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY,
+    ...(options.reuse === undefined ? {} : { reuse: options.reuse }),
+    // Always named: a request without it is one submitted before runs were priced, which the worker runs unpriced.
+    routing: options.routing ?? 'cheapest',
+    ...(options.budget === undefined ? {} : { budget: options.budget }),
+    ...(options.quoteTimeoutMs === undefined ? {} : { quoteTimeoutMs: options.quoteTimeoutMs }),
+  };
+}
 
 /** Submits the run; rejects with RunRefused for a DAG with errors (nothing is submitted), or when the engine does. */
 export async function startDurableRun(
@@ -17,12 +35,7 @@ export async function startDurableRun(
 ): Promise<DagRun> {
   refuseDagWithErrors(analysis);
   const runId = options.runId ?? `run-${randomUUID()}`;
-  await client.submit(runId, analysis.model.dagId ?? '', {
-    dag: analysis.document.text,
-    policy: options.policy ?? 'fail-fast',
-    maxConcurrency: options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY,
-    ...(options.reuse === undefined ? {} : { reuse: options.reuse }),
-  });
+  await client.submit(runId, analysis.model.dagId ?? '', runRequestOf(analysis.document.text, options));
   const onEvent = options.onEvent ?? (() => undefined);
   const done = followRun(client, runId, (event) => {
     try {

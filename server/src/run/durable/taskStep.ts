@@ -20,9 +20,18 @@ import {
   tryCandidates,
   wentSilent,
 } from '../invokePolicy';
-import { ACMP_ERRORS, type InvokeResult, type TransportError } from '../../protocol/acmpMessages';
+import { ACMP_ERRORS, AcmpError, type InvokeResult, TransportError, messageOf } from '../../protocol/acmpMessages';
+import {
+  NOT_ADVERTISED,
+  type QuoteAnswer,
+  type TaskTerms,
+  noQuoteInTime,
+  offerRequestOf,
+  quoteAnswer,
+} from '../negotiation';
+import type { AcceptOutcome, QuoteOutcome } from './taskDeals';
 import type { TaskError, TaskOutput } from '../../protocol/report';
-import { type ProviderPool, acceptsCancel, livenessWindow } from '../routing';
+import { type ProviderPool, acceptsCancel, livenessWindow, negotiates } from '../routing';
 import type { TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
 import { type InputResolution, resolveInput } from '../inputs';
@@ -52,6 +61,8 @@ export interface TaskStep {
   readonly input: InputResolution;
   readonly maxPriceCu: number | undefined;
   readonly candidates: readonly ProviderConfig[];
+  /** A refusal ends the step with the provider's own error: the workflow moves the task on (a priced task). */
+  readonly refusalEnds?: true;
 }
 
 export interface StepContext {
@@ -72,8 +83,10 @@ export async function runTaskStep(task: TaskStep, context: StepContext): Promise
   if (step.candidates.length === 0) return failure(noProviderFor(step.capability));
   const timeoutMs = timeoutOf(step.plain);
   const deadline = Date.now() + timeoutMs;
-  const taking = await tryCandidates(step.candidates, (candidate) =>
-    invokeAt(step, step.candidates[candidate]!, context, deadline, timeoutMs),
+  const taking = await tryCandidates(
+    step.candidates,
+    (candidate) => invokeAt(step, step.candidates[candidate]!, context, deadline, timeoutMs),
+    step.refusalEnds === true ? () => false : undefined,
   );
   if (taking.ok) return completed(step, taking.provider.id, taking.value, context);
   return failure(taking.error, taking.provider?.id);
@@ -173,6 +186,104 @@ function completed(step: ReadyStep, providerId: string, result: InvokeResult, co
   }
   return { ok: true, at: nowIso(), providerId, output: kept, ...verdict.facts };
 }
+
+/**
+ * A quote step: `acmp/offerRequest` to each of `asked` at once, the answers that came within `timeoutMs` judged
+ * (negotiation.ts `quoteAnswer`) at the step's end, which is the time the journal keeps. Never rejects.
+ */
+export async function askQuotes(
+  pool: ProviderPool,
+  asked: readonly { readonly candidate: number; readonly provider: ProviderConfig }[],
+  terms: TaskTerms,
+  timeoutMs: number,
+): Promise<QuoteOutcome> {
+  const params = offerRequestOf(terms);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+  const settled = await Promise.all(
+    asked.map(({ provider }) =>
+      Promise.race([
+        Promise.resolve()
+          .then(async () => {
+            const connection = pool.opened(provider) ?? (await pool.connection(provider));
+            return negotiates(connection.acmp) ? connection.offerRequest(params) : NOT_ADVERTISED;
+          })
+          .then(
+            (value): Settled | QuoteAnswer => (value === NOT_ADVERTISED ? value : { ok: true, value }),
+            (error: unknown): Settled => ({ ok: false, error }),
+          ),
+        late,
+      ]),
+    ),
+  );
+  clearTimeout(timer);
+  const tsMs = Date.now();
+  const answerOf = (answer: Settled | QuoteAnswer | 'late'): QuoteAnswer =>
+    answer === 'late' ? noQuoteInTime(timeoutMs) : 'kind' in answer ? answer : quoteAnswer(answer, terms, tsMs);
+  return { tsMs, answers: asked.map(({ candidate }, at) => ({ candidate, answer: answerOf(settled[at]!) })) };
+}
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * An accept step: `acmp/accept` of the journaled offer, sent again on a fresh connection after a transport failure.
+ * -34003 means an earlier send of this very accept got through (its answer lost with a connection or a worker): the
+ * offer's id went to this run alone. Never rejects.
+ */
+export async function acceptOffer(
+  pool: ProviderPool,
+  provider: ProviderConfig,
+  offerId: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<AcceptOutcome> {
+  const deadline = Date.now() + timeoutMs;
+  let connection: ProviderConnection | undefined;
+  let failure = '';
+  for (let attempt = 0; attempt < DEFAULT_RETRY.attempts && Date.now() < deadline; attempt++) {
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, DEFAULT_RETRY.backoffMs * 2 ** (attempt - 1)));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      connection =
+        connection === undefined
+          ? (pool.opened(provider) ?? (await pool.connection(provider)))
+          : await pool.reconnect(provider, connection);
+      // No answer in time, or the task no longer wanted: the step ends (its outcome changes nothing once cancelled).
+      const silent = new Promise<never>((_resolve, reject) => {
+        const wait = Math.max(0, deadline - Date.now());
+        timer = setTimeout(() => reject(new TransportError(`no answer within ${timeoutMs} ms`)), wait);
+        if (signal.aborted) reject(new AcmpError(ACMP_ERRORS.cancelled, String(signal.reason ?? 'cancelled')));
+        signal.addEventListener(
+          'abort',
+          () => reject(new AcmpError(ACMP_ERRORS.cancelled, String(signal.reason ?? 'cancelled'))),
+          { once: true },
+        );
+      });
+      await Promise.race([connection.accept({ offer_id: offerId }), silent]);
+      return { ok: true, tsMs: Date.now() };
+    } catch (error) {
+      if (error instanceof AcmpError && error.code === ACMP_ERRORS.already_accepted) {
+        return { ok: true, tsMs: Date.now(), again: true };
+      }
+      if (error instanceof AcmpError) return { ok: false, tsMs: Date.now(), error: errorOf(error) };
+      failure = messageOf(error);
+      if (error instanceof TransportError && !error.retryable) break;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  return {
+    ok: false,
+    tsMs: Date.now(),
+    error: internalError(`provider "${provider.id}" did not answer acmp/accept: ${failure}`),
+  };
+}
+
+const errorOf = (error: AcmpError): TaskError => ({
+  code: error.code,
+  message: error.message,
+  ...(error.data === undefined ? {} : { data: error.data }),
+});
 
 /**
  * The input of a task that reads stored outputs: made inside its step, so that a replay of the run reads nothing

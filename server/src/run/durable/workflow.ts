@@ -7,16 +7,22 @@
 // issues the same commands. User cancels reach the run through a mailbox object (RUN_CONTROL) that resolves an
 // awakeable the workflow races with its steps; the workflow writes an append-only event log in its state, which
 // `events` (a shared handler) pages through with a cursor: the engine has no push to clients.
+// A run submitted with a routing policy or a budget prices its tasks first (taskDeals.ts): a task's quote, each
+// accept and each invoke are steps of their own, in that order, and a denial by the budget is one too. A request
+// with neither (as submitted before runs were priced) keeps one step per task, so that its journal replays.
 import * as restate from '@restatedev/restate-sdk';
 import { type DagAnalysis, analyzeDag } from '../../dag/analyze';
-import type { TaskError, TaskOutput, RunEvent, RunReport, TaskState } from '../../protocol/report';
+import type { AcceptedTerms, TaskError, TaskOutput, RunEvent, RunReport, TaskState } from '../../protocol/report';
 import type { DagModel, TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
 import { type InputResolution, resolveInput } from '../inputs';
-import { chooseProviders } from '../invokePolicy';
-import { blockingDiagnostics } from '../refused';
+import { chooseProviders, timeoutOf } from '../invokePolicy';
+import { DEFAULT_QUOTE_TIMEOUT_MS, RouteBook, rankRoutes, taskTerms } from '../negotiation';
+import { effectiveBudget } from '../budget';
+import { ROUTING_POLICIES } from '../../protocol/market';
+import { blockingDiagnostics, unservedRefusal } from '../refused';
 import { type MachineCommand, RunMachine, recordCommands } from '../machine';
-import { messageOf } from '../../protocol/acmpMessages';
+import { type Offer, messageOf } from '../../protocol/acmpMessages';
 import { Redactor } from '../redaction';
 import type { ProviderPool } from '../routing';
 import { type JournaledOutput, isJournaledOutput, isOutputRef, keepRunOutputs, readOutputText } from './outputStore';
@@ -35,7 +41,8 @@ import {
   type RunProgress,
   type RunRequest,
 } from '../../protocol/engineMessages';
-import { type StepOutcome, inputFromStore, runTaskStep } from './taskStep';
+import { type StepOutcome, acceptOffer, askQuotes, inputFromStore, runTaskStep } from './taskStep';
+import { type AcceptOutcome, type NextStep, type QuoteOutcome, TaskDeals } from './taskDeals';
 
 /** What a worker gives the workflows it serves. */
 export interface WorkerContext {
@@ -58,7 +65,13 @@ const PIECE_CHARS = 4 * 1024 * 1024;
 
 type Mailbox = { readonly requests: RestatePromise<{ readonly control: readonly ControlRequest[] }> };
 type RestatePromise<T> = restate.RestatePromise<T>;
-type Finished = { readonly task: number; readonly outcome: StepOutcome };
+/** A step's journaled outcome, and the task and phase it belongs to. */
+type Finished = { readonly task: number } & (
+  | { readonly phase: 'invoke'; readonly outcome: StepOutcome }
+  | { readonly phase: 'quote'; readonly outcome: QuoteOutcome }
+  | { readonly phase: 'accept'; readonly outcome: AcceptOutcome }
+  | { readonly phase: 'deny'; readonly outcome: { readonly tsMs: number; readonly error: TaskError } }
+);
 type Woken = Finished | { readonly control: readonly ControlRequest[] } | { readonly flush: true };
 
 const batchKey = (batch: number): string => `events.${batch}`;
@@ -186,6 +199,9 @@ export function durableServices(worker: WorkerContext) {
 /** The run: the machine driven by the journal's events, its commands carried out as durable steps. */
 async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker: WorkerContext): Promise<RunReport> {
   const analysis = analyseOrRefuse(request);
+  // A task none of this worker's providers offers would fail only after the others were paid for.
+  const refusal = unservedRefusal(analysis.model, worker.pool.providers);
+  if (refusal !== undefined) throw new restate.TerminalError(`not running: ${refusal.message}`);
   // Fixed by the journal: the wire task ids a replay sends are those the first attempt sent.
   const runTag = ctx.rand.uuidv4();
   const startedAt = await ctx.date.toJSON();
@@ -209,12 +225,43 @@ function analyseOrRefuse(request: RunRequest): DagAnalysis {
   return analysis;
 }
 
+/**
+ * How a run request prices its tasks: undefined for one with neither routing nor budget (submitted before runs were
+ * priced). The ingress takes any JSON: a routing or budget that is not one is refused for good (terminal).
+ */
+function dealsOf(request: RunRequest): TaskDeals | undefined {
+  const { routing, budget } = request;
+  if (routing === undefined && budget === undefined) return undefined;
+  if (routing !== undefined && !ROUTING_POLICIES.includes(routing)) {
+    throw new restate.TerminalError(`unknown routing ${JSON.stringify(routing)} (${ROUTING_POLICIES.join(', ')})`);
+  }
+  if (budget !== undefined && (budget === null || typeof budget !== 'object')) {
+    throw new restate.TerminalError("the run request's budget is not an object");
+  }
+  const limit = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+  const limits =
+    budget === undefined
+      ? undefined
+      : effectiveBudget({
+          total_cap_cu: limit(budget.total_cap_cu),
+          per_task_max_cu: limit(budget.per_task_max_cu),
+        });
+  return new TaskDeals(routing ?? 'cheapest', limits);
+}
+
 /** A task's durable step in flight, and how to let go of it. */
 interface RunningStep {
   readonly step: RestatePromise<Finished>;
   readonly abort: AbortController;
+}
+
+/** When a task's invoke may leave (`after`), and how it lets the next task's go (`release`). */
+interface InvokeGate {
+  readonly after: Promise<void>;
   readonly release: () => void;
 }
+
+const isoOf = (tsMs: number): string => new Date(tsMs).toISOString();
 
 /**
  * One run's machine and the durable steps it launched. Its methods are the run's phases, called in order by runDag;
@@ -229,10 +276,19 @@ class DurableRun {
   private readonly outputs: (JournaledOutput | undefined)[];
   private readonly inFlight = new Map<number, RunningStep>();
   // The SDK runs a step's closure when the run awaits it, in an order of its own: a task launched later could reach
-  // its provider first. A step launched while the run is live (not replaying, so its closure will run) starts its
-  // invoke only once the step launched live before it started or was abandoned: invokes leave in launch order, as in
-  // memory. Replayed steps never run their closures, so nothing waits for them.
+  // its provider first. A task launched while the run is live (not replaying, so its closures will run) sends its
+  // invoke only once the task launched live before it sent its own or ended without: invokes leave in launch order,
+  // as in memory, whatever the quotes before them took. Replayed tasks never run their closures: nothing waits for them.
   private previousStart: Promise<void> = Promise.resolve();
+  private readonly gates = new Map<number, InvokeGate>();
+  /** How the run prices its tasks; undefined for a request without routing or budget (one step per task). */
+  private readonly deals: TaskDeals | undefined;
+  private readonly quoteTimeoutMs: number;
+  /** What a priced task's invoke step needs once its price is agreed: its input and its candidates. */
+  private readonly pending = new Map<
+    number,
+    { readonly input: InputResolution | undefined; readonly candidates: readonly ProviderConfig[] }
+  >();
   /** Steps of tasks the run no longer wants: they end quickly (aborted), and the run waits for them before it ends. */
   private readonly abandoned: RestatePromise<Finished>[] = [];
   private readonly log: EventLog;
@@ -257,6 +313,11 @@ class DurableRun {
     );
     this.outputs = new Array<JournaledOutput | undefined>(this.machine.size);
     this.log = new EventLog(ctx, this.runId, this.machine.size);
+    this.deals = dealsOf(request);
+    const wait = request.quoteTimeoutMs;
+    // The submitter's JSON: a wait that is not a positive number of ms is the default.
+    this.quoteTimeoutMs =
+      typeof wait === 'number' && Number.isFinite(wait) && wait > 0 ? wait : DEFAULT_QUOTE_TIMEOUT_MS;
   }
 
   private wireTaskId(task: number): string {
@@ -298,11 +359,14 @@ class DurableRun {
       else if (next.type === 'finished') this.finished = true;
       else {
         const running = this.inFlight.get(next.task);
+        this.gates.get(next.task)?.release();
+        this.gates.delete(next.task);
+        this.pending.delete(next.task);
         if (running !== undefined) {
           running.abort.abort(next.error?.message ?? 'cancelled');
-          running.release();
           this.inFlight.delete(next.task);
           this.abandoned.push(running.step);
+          this.deals?.released(next.task, Date.parse(at));
         }
         this.log.settled(this.model.tasks[next.task]!.id!, next.state, next.error, at);
       }
@@ -322,6 +386,14 @@ class DurableRun {
       return;
     }
     const candidates: readonly ProviderConfig[] = chooseProviders(this.worker.pool, declaration.capability!);
+    this.gate(task);
+    const { deals } = this;
+    if (deals !== undefined) {
+      this.pending.set(task, { input, candidates });
+      const terms = taskTerms(declaration.capability!, plain, deals.budget);
+      this.follow(task, deals.start(task, declaration.id!, candidates, terms, Date.parse(at)), at);
+      return;
+    }
     if (candidates[0] !== undefined) this.machine.providerChosen(task, candidates[0].id);
     this.log.add(
       {
@@ -332,28 +404,108 @@ class DurableRun {
       },
       at,
     );
-    this.inFlight.set(task, this.startStep(task, input, candidates));
+    this.inFlight.set(task, this.startStep(task, input, candidates, declaration.maxPriceCu));
   }
 
-  /** The durable step of a launched task, started in launch order after the live step launched before it. */
+  /** The task's place in the order invokes leave in: after the task launched live before it. */
+  private gate(task: number): void {
+    let release!: () => void;
+    const started = new Promise<void>((resolve) => (release = resolve));
+    const live = isLive(this.ctx);
+    this.gates.set(task, { after: live ? this.previousStart : Promise.resolve(), release });
+    this.previousStart = live ? started : Promise.resolve();
+  }
+
+  /** Takes the step a priced task is to take next (taskDeals.ts), at `at`. */
+  private follow(task: number, next: NextStep, at: string): void {
+    const id = this.model.tasks[task]!.id!;
+    switch (next.kind) {
+      case 'quote':
+        return void this.inFlight.set(task, this.quoteStep(task, next.candidates));
+      case 'accept':
+        return void this.inFlight.set(task, this.acceptStep(task, next.candidate, next.offer));
+      case 'deny': {
+        const error = next.error;
+        const step = this.ctx
+          .run(`deny ${id}`, () => ({ tsMs: Date.now(), error }))
+          .map((outcome) => ({ task, phase: 'deny', outcome: outcome! }) as const);
+        return void this.inFlight.set(task, { step, abort: new AbortController() });
+      }
+      case 'invoke':
+        return this.invoke(task, next.candidate, next.terms, at);
+      case 'fail':
+        this.pending.delete(task);
+        return void this.machine.failed(task, next.error, at);
+      case 'done':
+        return;
+    }
+  }
+
+  /** A quote step: the offer requests of the task to the candidates at `places`. */
+  private quoteStep(task: number, places: readonly number[]): RunningStep {
+    const { candidates } = this.pending.get(task)!;
+    const declaration = this.model.tasks[task]!;
+    const terms = taskTerms(declaration.capability!, this.plainTasks[task]!, this.deals!.budget);
+    const asked = places.map((candidate) => ({ candidate, provider: candidates[candidate]! }));
+    const step = this.ctx
+      .run(`quote ${declaration.id!}`, () => askQuotes(this.worker.pool, asked, terms, this.quoteTimeoutMs))
+      .map((outcome) => ({ task, phase: 'quote', outcome: outcome! }) as const);
+    return { step, abort: new AbortController() };
+  }
+
+  /** An accept step: the offer, journaled by the quote step before it, accepted at its provider. */
+  private acceptStep(task: number, candidate: number, offer: Offer): RunningStep {
+    const provider = this.pending.get(task)!.candidates[candidate]!;
+    const timeoutMs = timeoutOf(this.plainTasks[task]!);
+    const abort = new AbortController();
+    const step = this.ctx
+      .run(`accept ${this.model.tasks[task]!.id!}`, () =>
+        acceptOffer(this.worker.pool, provider, offer.offer_id, timeoutMs, abort.signal),
+      )
+      .map((outcome) => ({ task, phase: 'accept', outcome: outcome! }) as const);
+    return { step, abort };
+  }
+
+  /** The invoke step of a priced task, at the provider it goes to, with the `max_price_cu` its terms say. */
+  private invoke(task: number, candidate: number, terms: AcceptedTerms, at: string): void {
+    const { input, candidates } = this.pending.get(task)!;
+    this.machine.providerChosen(task, terms.provider_id);
+    this.log.add(
+      {
+        type: 'task-state',
+        task_id: this.model.tasks[task]!.id!,
+        state: 'running',
+        provider_id: terms.provider_id,
+        pricing: terms.pricing,
+        ...(terms.price_cu === undefined ? {} : { price_cu: terms.price_cu }),
+      },
+      at,
+    );
+    this.inFlight.set(task, this.startStep(task, input, [candidates[candidate]!], terms.max_price_cu, true));
+  }
+
+  /** The invoke step of a launched task, sent in launch order after the task launched live before it. */
   private startStep(
     task: number,
     input: InputResolution | undefined,
     candidates: readonly ProviderConfig[],
+    maxPriceCu: number | undefined,
+    priced = false,
   ): RunningStep {
     const { worker, upstream } = this;
     const declaration = this.model.tasks[task]!;
-    const plain = this.plainTasks[task]!;
+    const own = this.plainTasks[task]!;
+    // The invoke carries the agreed ceiling as its max_price_cu (an accepted offer's price: our tie of the two).
+    const plain = maxPriceCu === own.max_price_cu ? own : { ...own, max_price_cu: maxPriceCu };
     const abort = new AbortController();
-    let release!: () => void;
-    const started = new Promise<void>((resolve) => (release = resolve));
-    const live = isLive(this.ctx);
-    const after = live ? this.previousStart : Promise.resolve();
-    this.previousStart = live ? started : Promise.resolve();
+    const gate = this.gates.get(task);
+    const after = gate === undefined || !isLive(this.ctx) ? Promise.resolve() : gate.after;
+    // A replayed step's closure never runs: the next task's invoke must not wait for it.
+    if (!isLive(this.ctx)) gate?.release();
     const step = this.ctx
       .run(`task ${declaration.id!}`, async () => {
         await after;
-        release();
+        gate?.release();
         return runTaskStep(
           {
             runId: this.runId,
@@ -362,8 +514,9 @@ class DurableRun {
             capability: declaration.capability!,
             plain,
             input: input ?? inputFromStore(declaration, plain.input, upstream, worker.storeDir),
-            maxPriceCu: declaration.maxPriceCu,
+            maxPriceCu,
             candidates,
+            ...(priced ? { refusalEnds: true } : {}),
           },
           {
             pool: worker.pool,
@@ -373,8 +526,8 @@ class DurableRun {
           },
         );
       })
-      .map((outcome) => ({ task, outcome: outcome! }));
-    return { step, abort, release };
+      .map((outcome) => ({ task, phase: 'invoke', outcome: outcome! }) as const);
+    return { step, abort };
   }
 
   /** Feeds the machine the steps' outcomes and the cancels, in the journal's order, until it says the run finished. */
@@ -414,13 +567,43 @@ class DurableRun {
     return controls[controls.length - 1]?.at ?? this.startedAt;
   }
 
-  /** Hands the machine a step's outcome (its cost logged when it succeeded); returns when the step ended. */
-  private stepEnded({ task, outcome }: Finished): string {
-    const { machine } = this;
-    const declaration = this.model.tasks[task]!;
+  /** Hands a step's outcome to the task's pricing or the machine; returns when the step ended. */
+  private stepEnded(finished: Finished): string {
+    const { task } = finished;
     this.inFlight.delete(task);
+    if (finished.phase === 'invoke') return this.invokeEnded(task, finished.outcome);
+    const at = isoOf(finished.outcome.tsMs);
+    const deals = this.deals!;
+    if (finished.phase === 'quote') this.follow(task, deals.quoted(task, finished.outcome), at);
+    else if (finished.phase === 'accept') this.follow(task, deals.acceptEnded(task, finished.outcome), at);
+    else {
+      deals.denied(task);
+      this.pending.delete(task);
+      this.machine.notCovered(task, finished.outcome.error, at);
+    }
+    return at;
+  }
+
+  /** Hands the machine an invoke's outcome (its cost logged when it succeeded), or moves a refused task on. */
+  private invokeEnded(task: number, outcome: StepOutcome): string {
+    const { machine, deals } = this;
+    const declaration = this.model.tasks[task]!;
     const at = outcome.at;
     if (outcome.providerId !== undefined) machine.providerChosen(task, outcome.providerId);
+    if (deals !== undefined) {
+      const tsMs = Date.parse(at);
+      const next = deals.invokeEnded(
+        task,
+        outcome.ok
+          ? { ok: true, tsMs, providerId: outcome.providerId, costCu: outcome.costCu }
+          : { ok: false, tsMs, error: outcome.error },
+      );
+      if (next.kind !== 'done') {
+        this.follow(task, next, at);
+        return at;
+      }
+      this.pending.delete(task);
+    }
     if (!outcome.ok) {
       machine.failed(task, outcome.error, at);
       return at;
@@ -432,13 +615,21 @@ class DurableRun {
         task_id: declaration.id!,
         cost_cu: outcome.costCu,
         tokens_used: outcome.tokensUsed,
-        ...(declaration.maxPriceCu === undefined ? {} : { max_price_cu: declaration.maxPriceCu }),
+        ...maxPriceOf(this.deals?.acceptedOf(task), declaration.maxPriceCu),
         violation: outcome.violations.some((violation) => violation.startsWith('cost_cu')),
       },
       at,
     );
     machine.completed(task, at, outcome);
     return at;
+  }
+
+  /** The lowest advertised price among a task's candidates; undefined when none is known. */
+  private cheapestAdvertised(task: number): number | undefined {
+    const declaration = this.model.tasks[task]!;
+    const terms = taskTerms(declaration.capability!, this.plainTasks[task]!, {});
+    const routes = new RouteBook().routes(chooseProviders(this.worker.pool, declaration.capability!), terms);
+    return rankRoutes('cheapest', routes)[0]?.priceCu;
   }
 
   /** Waits for the abandoned steps, closes the mailbox, and logs and returns the report (its tokens blanked out). */
@@ -455,19 +646,40 @@ class DurableRun {
     // again on a replay does no harm.
     keepRunOutputs(worker.storeDir, runId, outputs);
     const finishedAt = await ctx.date.toJSON();
-    const report = this.machine.report({
+    const { deals } = this;
+    const machineReport = this.machine.report({
       runId,
       finishedAt,
       outputOf: (task) => outputs[task] as RunReport['result'][string] | undefined,
       wireTaskId: (task) => this.wireTaskId(task),
       streamedEdges: [],
+      ...(deals === undefined
+        ? {}
+        : { offersOf: (task: number) => deals.offersOf(task), acceptedOf: (task: number) => deals.acceptedOf(task) }),
     });
-    // The log says the run ended and how; the report itself, outputs and all, is the workflow's result.
-    this.log.add({ type: 'run-finished', report: { ...report, tasks: [], result: {} } }, finishedAt);
+    const report: RunReport =
+      deals === undefined
+        ? machineReport
+        : { ...machineReport, ...deals.report(machineReport, (task) => this.cheapestAdvertised(task)) };
+    // The log says the run ended and how; the report itself, outputs, spend log and all, is the workflow's result.
+    this.log.add({ type: 'run-finished', report: logged(report) }, finishedAt);
     this.log.flush(report.status);
     // Downstream tasks had the outputs as sent (the journal keeps them so); whoever reads the report sees no token.
     return new Redactor(worker.secrets ?? []).report(report);
   }
+}
+
+/** The report as the event log gives it: without its tasks, outputs and spend log, which the workflow's result has. */
+function logged(report: RunReport): RunReport {
+  const shown: Record<string, unknown> = { ...report, tasks: [], result: {} };
+  delete shown.spend;
+  return shown as unknown as RunReport;
+}
+
+/** The `max_price_cu` a task's cost is checked against: the agreed one of a priced task, else its own. */
+function maxPriceOf(terms: AcceptedTerms | undefined, own: number | undefined): { max_price_cu?: number } {
+  const maxPriceCu = terms === undefined ? own : terms.max_price_cu;
+  return maxPriceCu === undefined ? {} : { max_price_cu: maxPriceCu };
 }
 
 /** Whether `task`'s input reads outputs that are in the store (their references are in the journal). */

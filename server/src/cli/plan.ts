@@ -1,0 +1,78 @@
+// `acmp-dag plan FILE`: what running a DAG would cost and take, before it runs (run/plan.ts): each task's provider by
+// the routing policy with its price and latency and their basis, the totals, the critical path and the wall time.
+// --quote asks the providers for real offers (never accepting one); --json prints the DagPlan. Exit codes: 0 every
+// task can run (and the plan fits --max-cost), 1 some task cannot (no provider, over its price limit) or the plan is
+// over --max-cost, 2 the DAG has errors or usage.
+import { parseArgs } from 'node:util';
+import { analyzeFileText } from '../fileText';
+import { ROUTING_POLICIES, type RoutingPolicy } from '../protocol/market';
+import { connectProvider } from '../run/connect';
+import { planDag } from '../run/plan';
+import { fitsBudget, planText } from '../run/planText';
+import { readPriceHistory } from '../run/priceHistory';
+import { requestQuotes } from '../run/quotes';
+import { blockingDiagnostics } from '../run/refused';
+import { loadMarket } from './providersFile';
+import { parseConcurrency, refuseDag } from './runCommand';
+import { UsageError, readInputFile } from './usage';
+
+function parseRouting(value: string | undefined): RoutingPolicy {
+  if (value === undefined) return 'cheapest';
+  if ((ROUTING_POLICIES as readonly string[]).includes(value)) return value as RoutingPolicy;
+  throw new UsageError(`unknown routing "${value}" (${ROUTING_POLICIES.join(', ')})`);
+}
+
+function parseMaxCost(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const cost = Number(value);
+  if (value.trim() === '' || !Number.isFinite(cost) || cost <= 0) {
+    throw new UsageError(`--max-cost needs a positive number of CU, not "${value}"`);
+  }
+  return cost;
+}
+
+export async function planCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      providers: { type: 'string' },
+      catalog: { type: 'string', multiple: true },
+      quote: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      'max-concurrency': { type: 'string' },
+      routing: { type: 'string' },
+      'max-cost': { type: 'string' },
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError('plan needs exactly one FILE');
+  const policy = parseRouting(values.routing);
+  const concurrency = parseConcurrency(values['max-concurrency']);
+  const maxCostCu = parseMaxCost(values['max-cost']);
+  const { providers, warnings } = await loadMarket({
+    providersFile: values.providers,
+    catalogs: values.catalog ?? [],
+  });
+  const file = positionals[0]!;
+  const input = readInputFile(file);
+  const analysis = analyzeFileText(input);
+  if (blockingDiagnostics(analysis).length > 0) return refuseDag(file, input.text, analysis, 'planning');
+  const { model } = analysis;
+  const budget = maxCostCu === undefined ? {} : { total_cap_cu: maxCostCu };
+  const [history, offers] = await Promise.all([
+    readPriceHistory(),
+    values.quote ? requestQuotes(model, providers, { connect: connectProvider, budget }) : undefined,
+  ]);
+  const plan = planDag(model, providers, {
+    policy,
+    concurrency,
+    budget,
+    history,
+    warnings,
+    ...(offers === undefined ? {} : { offers }),
+  });
+  process.stdout.write(`${values.json ? JSON.stringify(plan, null, 2) : planText(plan, maxCostCu)}\n`);
+  const cannotRun = plan.tasks.some((task) => task.provider_id === undefined);
+  const overCost = maxCostCu !== undefined && fitsBudget(plan, maxCostCu) === 'no';
+  return cannotRun || overCost ? 1 : 0;
+}
