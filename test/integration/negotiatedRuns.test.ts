@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { DagPlan } from '../../server/src/protocol/market';
 import type { RunReport } from '../../server/src/protocol/report';
 import { BUILTIN_PRICES_CU } from '../../server/src/run/builtin/provider';
 import { CLI_BUNDLE, type ServeProcess, startHttpServe } from '../support/serveProcess';
@@ -99,6 +100,55 @@ describe('acmp-dag run negotiates with acmp-dag serve', { timeout: SUITE_TIMEOUT
       assert.equal(task.violations, undefined);
     }
     assert.ok(Math.abs(report.totals.cost_cu - 6 * PRICE) < 1e-12, `${report.totals.cost_cu}`);
+    // With fixed prices the plan knew it: from the advertised terms, and from real offers (--quote) alike.
+    for (const quote of [[], ['--quote']]) {
+      const planned = await cli('plan', file, '--providers', providersFile, '--json', ...quote);
+      assert.equal(planned.status, 0, planned.stderr);
+      const plan = JSON.parse(planned.stdout) as DagPlan;
+      assert.deepEqual(plan.total, { known_cu: report.totals.cost_cu, unpriced: 0 }, `plan ${quote.join(' ')}`);
+      assert.ok(plan.tasks.every((task) => task.provider_id === 'one'));
+    }
+  });
+
+  test('a provider without any price comes after every priced one, and still takes what they refuse', async () => {
+    const unpriced = {
+      id: 'unpriced',
+      transport: 'stdio',
+      command: process.execPath,
+      args: ['--import', 'tsx', join(__dirname, '../fixtures/providers/unpriced.ts')],
+    };
+    const file = writeJson('unpriced-first.json', { providers: [unpriced, serveStdio('five', 5)] });
+    const priced = await cli('run', sentimentDag('unpriced.acmp-dag.json', 4), '--providers', file, '--json');
+    assert.equal(priced.status, 0, priced.stderr);
+    const report = JSON.parse(priced.stdout) as RunReport;
+    assert.deepEqual(
+      report.tasks.map((task) => task.provider_id),
+      ['five', 'five', 'five', 'five'],
+      'listed first, but unpriced: never as free',
+    );
+    // Tasks whose max_price_cu the priced provider will not meet (-33001 to its quote) go to the unpriced one.
+    const capped = writeJson('capped.acmp-dag.json', {
+      dag_id: 'dag_capped',
+      tasks: [
+        {
+          task_id: 'task_0',
+          capability: 'sentiment-analysis',
+          max_price_cu: PRICE,
+          input: { type: 'text', data: 'ok' },
+        },
+      ],
+      edges: [],
+    });
+    const refused = await cli('run', capped, '--providers', file, '--json');
+    assert.equal(refused.status, 0, refused.stderr);
+    const task = (JSON.parse(refused.stdout) as RunReport).tasks[0]!;
+    assert.equal(task.provider_id, 'unpriced');
+    assert.deepEqual(task.accepted, {
+      provider_id: 'unpriced',
+      pricing: 'direct',
+      basis: 'unknown',
+      max_price_cu: PRICE,
+    });
   });
 
   test('--routing listed keeps the providers file order, without quotes', async () => {

@@ -51,10 +51,11 @@ test(
     assert.ok(size > MAX_STRING_LENGTH, `the report is only ${size} bytes`);
     const [head, tail] = ends(reportFile, 400);
     assert.match(head, /^\{\n {2}"dag_id": "dag_nested_outputs",\n.*\n {2}"status": "completed",/);
-    // 36 echoes at 0.0001 CU each; the last lines are the totals and the streamed edges, as JSON.stringify ends them.
+    // 36 echoes at 0.0001 CU each; the last lines are the totals, the streamed edges and the routing policy, as
+    // JSON.stringify ends them.
     assert.match(
       tail,
-      /"totals": \{\n {4}"cost_cu": [\d.]+,\n {4}"tokens_used": \d+\n {2}\},\n {2}"streamed_edges": \[\]\n\}\n$/,
+      /"totals": \{\n {4}"cost_cu": [\d.]+,\n {4}"tokens_used": \d+\n {2}\},\n {2}"streamed_edges": \[\],\n {2}"routing": "cheapest"\n\}\n$/,
     );
     assert.deepEqual(readdirSync(temporary), []);
   },

@@ -5,7 +5,6 @@
 // over --max-cost, 2 the DAG has errors or usage.
 import { parseArgs } from 'node:util';
 import { analyzeFileText } from '../fileText';
-import { ROUTING_POLICIES, type RoutingPolicy } from '../protocol/market';
 import { connectProvider } from '../run/connect';
 import { planDag } from '../run/plan';
 import { fitsBudget, planText } from '../run/planText';
@@ -13,23 +12,8 @@ import { readPriceHistory } from '../run/priceHistory';
 import { requestQuotes } from '../run/quotes';
 import { blockingDiagnostics } from '../run/refused';
 import { loadMarket } from './providersFile';
-import { parseConcurrency, refuseDag } from './runCommand';
-import { UsageError, readInputFile } from './usage';
-
-function parseRouting(value: string | undefined): RoutingPolicy {
-  if (value === undefined) return 'cheapest';
-  if ((ROUTING_POLICIES as readonly string[]).includes(value)) return value as RoutingPolicy;
-  throw new UsageError(`unknown routing "${value}" (${ROUTING_POLICIES.join(', ')})`);
-}
-
-function parseMaxCost(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const cost = Number(value);
-  if (value.trim() === '' || !Number.isFinite(cost) || cost <= 0) {
-    throw new UsageError(`--max-cost needs a positive number of CU, not "${value}"`);
-  }
-  return cost;
-}
+import { refuseDag } from './runCommand';
+import { UsageError, parseCost, parsePositiveInteger, parseRouting, readInputFile } from './usage';
 
 export async function planCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -46,9 +30,9 @@ export async function planCommand(args: string[]): Promise<number> {
     },
   });
   if (positionals.length !== 1) throw new UsageError('plan needs exactly one FILE');
-  const policy = parseRouting(values.routing);
-  const concurrency = parseConcurrency(values['max-concurrency']);
-  const maxCostCu = parseMaxCost(values['max-cost']);
+  const policy = parseRouting(values.routing) ?? 'cheapest';
+  const concurrency = parsePositiveInteger('--max-concurrency', values['max-concurrency'], 8);
+  const maxCostCu = parseCost('--max-cost', values['max-cost']);
   const { providers, warnings } = await loadMarket({
     providersFile: values.providers,
     catalogs: values.catalog ?? [],

@@ -13,26 +13,18 @@ import { writeJson } from '../run/jsonText';
 import { outputMemoryFromEnvironment, storedFile } from '../run/spilledOutputs';
 import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunReport } from '../protocol/report';
-import { type DagPlan, ROUTING_POLICIES, type RoutingPolicy } from '../protocol/market';
+import type { DagPlan, RoutingPolicy } from '../protocol/market';
 import { budgetStopMessage } from '../run/budget';
 import type { RunOptions } from '../run/types';
 import type { ProviderConfig } from '../protocol/settings';
 import { loadMarket } from './providersFile';
 import { progressPrinter, summary } from './runProgress';
 import { onStopSignals, signalExitCode } from './signals';
-import { UsageError, readInputFile } from './usage';
+import { UsageError, parseCost, parsePositiveInteger, parseRouting, readInputFile } from './usage';
 
 function parsePolicy(value: string | undefined): FailurePolicy {
   if (value === undefined || value === 'fail-fast' || value === 'best-effort') return value ?? 'fail-fast';
   throw new UsageError(`unknown policy "${value}" (fail-fast or best-effort)`);
-}
-
-export function parseConcurrency(value: string | undefined): number {
-  if (value === undefined) return 8;
-  const count = Number(value);
-  if (!Number.isInteger(count) || count < 1)
-    throw new UsageError(`--max-concurrency needs a positive integer, not "${value}"`);
-  return count;
 }
 
 /** ACMP_RUN_MEMORY_BUDGET_BYTES as a run option; a usage error when it is not a number of bytes. */
@@ -74,7 +66,7 @@ export async function runCommand(args: string[]): Promise<number> {
   });
   if (positionals.length !== 1) throw new UsageError('run needs exactly one FILE');
   const policy = parsePolicy(values.policy);
-  const maxConcurrency = parseConcurrency(values['max-concurrency']);
+  const maxConcurrency = parsePositiveInteger('--max-concurrency', values['max-concurrency'], 8);
   const market = marketOptions(values);
   const durable = values.engine !== undefined || values.detach;
   // A durable run's providers are its workers': no catalog is read here.
@@ -131,16 +123,6 @@ async function plannedTotal(
   return planDag(analysis.model, providers, { ...(routing === undefined ? {} : { policy: routing }), history }).total;
 }
 
-/** A cost in CU from the command line: a positive number (0 for none). */
-function parseCost(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const cost = Number(value);
-  if (value.trim() === '' || !Number.isFinite(cost) || cost < 0) {
-    throw new UsageError(`${flag} needs a cost in CU (a number, 0 for none), not "${value}"`);
-  }
-  return cost === 0 ? undefined : cost;
-}
-
 /** `--routing`, `--max-cost`, `--max-task-cost` and `--quote-timeout-ms` as run options. */
 function marketOptions(values: {
   routing?: string;
@@ -148,19 +130,12 @@ function marketOptions(values: {
   'max-task-cost'?: string;
   'quote-timeout-ms'?: string;
 }): Pick<RunOptions, 'routing' | 'budget' | 'quoteTimeoutMs'> {
-  const routing = values.routing;
-  if (routing !== undefined && !(ROUTING_POLICIES as readonly string[]).includes(routing)) {
-    throw new UsageError(`unknown routing "${routing}" (${ROUTING_POLICIES.join(', ')})`);
-  }
+  const routing = parseRouting(values.routing);
   const totalCap = parseCost('--max-cost', values['max-cost']);
   const perTask = parseCost('--max-task-cost', values['max-task-cost']);
-  const quoteTimeout = values['quote-timeout-ms'];
-  const quoteTimeoutMs = quoteTimeout === undefined ? undefined : Number(quoteTimeout);
-  if (quoteTimeoutMs !== undefined && !(Number.isInteger(quoteTimeoutMs) && quoteTimeoutMs > 0)) {
-    throw new UsageError(`--quote-timeout-ms needs a positive integer, not "${quoteTimeout}"`);
-  }
+  const quoteTimeoutMs = parsePositiveInteger('--quote-timeout-ms', values['quote-timeout-ms']);
   return {
-    ...(routing === undefined ? {} : { routing: routing as RoutingPolicy }),
+    ...(routing === undefined ? {} : { routing }),
     ...(totalCap === undefined && perTask === undefined
       ? {}
       : {

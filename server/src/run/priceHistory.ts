@@ -139,43 +139,60 @@ async function writePriceHistory(history: PriceHistory): Promise<void> {
   }
 }
 
-/** Records of this process one after another, so that two runs ending together both count. */
-let recording: Promise<unknown> = Promise.resolve();
+/** What runs that ended told, not written yet: each run's figures (small) rather than its report (large). */
+let queued: { readonly figures: ReturnType<typeof figuresOf>; readonly at: string }[] = [];
+/** The write in progress, then the one after it: one at a time, each taking every run queued by its start. */
+let recording: Promise<boolean> = Promise.resolve(true);
+let next: Promise<boolean> | undefined;
 
 /**
  * Adds what `report`'s completed tasks cost and took to the history, the capability of each taken from `model` by
  * task id. Never rejects: a history that cannot be written must not fail the run that fed it; resolves to whether it
- * was written.
+ * was written. Runs that end while a write is going are written together by the next one (one read and one write for
+ * them all, each run still blended in its turn), so that many short runs neither queue writes nor keep their reports.
  */
 export function recordRun(report: RunReport, model: DagModel): Promise<boolean> {
-  const recorded = recording.then(async () => {
-    const figures = figuresOf(report, model);
-    if (figures.size === 0) return true;
-    const history = new Map(await readPriceHistory());
-    const now = report.finished_at || new Date().toISOString();
+  const figures = figuresOf(report, model);
+  if (figures.size === 0) return Promise.resolve(true);
+  queued.push({ figures, at: report.finished_at || new Date().toISOString() });
+  next ??= recording.then(async () => {
+    next = undefined;
+    const runs = queued;
+    queued = [];
+    try {
+      await writePriceHistory(blendRuns(await readPriceHistory(), runs));
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  recording = next;
+  return next;
+}
+
+/** `history` with each run's figures blended in, in order; the oldest entries beyond the bound dropped. */
+function blendRuns(past: PriceHistory, runs: readonly { figures: ReturnType<typeof figuresOf>; at: string }[]) {
+  const history = new Map(past);
+  for (const { figures, at } of runs) {
     for (const [key, run] of figures) {
-      const past = history.get(key);
+      const before = history.get(key);
       // Deleted first, so that the map's order is the order of last update, oldest first.
       history.delete(key);
-      const cost = blend(past?.cost_cu, run.costSum, run.costed);
-      const duration = blend(past?.duration_ms, run.durationSum, run.timed);
+      const cost = blend(before?.cost_cu, run.costSum, run.costed);
+      const duration = blend(before?.duration_ms, run.durationSum, run.timed);
       history.set(key, {
         provider_id: run.provider,
         capability: run.capability,
         ...(cost === undefined ? {} : { cost_cu: cost }),
         ...(duration === undefined ? {} : { duration_ms: duration }),
-        tasks: (past?.tasks ?? 0) + run.tasks,
-        updated_at: now,
+        tasks: (before?.tasks ?? 0) + run.tasks,
+        updated_at: at,
       });
     }
-    for (const key of history.keys()) {
-      if (history.size <= MAX_HISTORY_ENTRIES) break;
-      history.delete(key);
-    }
-    await writePriceHistory(history);
-    return true;
-  });
-  const settled = recorded.catch(() => false);
-  recording = settled;
-  return settled;
+  }
+  for (const key of history.keys()) {
+    if (history.size <= MAX_HISTORY_ENTRIES) break;
+    history.delete(key);
+  }
+  return history;
 }
