@@ -30,12 +30,12 @@ const FAILING = `{
   "dag_id": "dag_fails",
   "tasks": [
     { "task_id": "task_split", "capability": "text-split", "input": { "type": "text", "data": "One. Two." } },
-    { "task_id": "task_translate", "capability": "translation", "input": { "source": { "from_task": "task_split" } } },
-    { "task_id": "task_after", "capability": "echo", "input": { "source": { "from_task": "task_translate" } } }
+    { "task_id": "task_score", "capability": "sentiment-analysis", "input": { "source": { "from_task": "task_split" } } },
+    { "task_id": "task_after", "capability": "echo", "input": { "source": { "from_task": "task_score" } } }
   ],
   "edges": [
-    { "from": "task_split", "to": "task_translate" },
-    { "from": "task_translate", "to": "task_after" }
+    { "from": "task_split", "to": "task_score" },
+    { "from": "task_score", "to": "task_after" }
   ]
 }
 `;
@@ -214,7 +214,7 @@ suite('Run feedback in VS Code', () => {
 
     const seen = await notified('dag_fails');
     assert.match(seen.text, /dag_fails \(fails\.acmp-dag\.json\) failed: 1 completed, 1 failed, 1 cancelled\./);
-    assert.match(seen.text, /First failure: task_translate: /);
+    assert.match(seen.text, /First failure: task_score: /);
     assert.deepEqual(seen.buttons, ['Show Output', 'Re-run Failed', 'Show Run']);
 
     await screenshotTaken('run-failed');
@@ -232,11 +232,11 @@ suite('Run feedback in VS Code', () => {
 
     // Show Output opens the failed task's error.
     await notified('dag_fails');
-    const output = vscode.Uri.from({ scheme: 'acmp-output', path: '/task_translate.json', query: again.runId });
+    const output = vscode.Uri.from({ scheme: 'acmp-output', path: '/task_score.json', query: again.runId });
     const shown = activeEditorShows(output);
     await inBrowser({ action: 'click', selector: `${notificationButtons('dag_fails')}:has-text("Show Output")` });
     const error = JSON.parse((await shown).document.getText()) as { code: number; message: string };
-    assert.deepEqual(error, again.tasks.find((task) => task.taskId === 'task_translate')!.error);
+    assert.deepEqual(error, again.tasks.find((task) => task.taskId === 'task_score')!.error);
 
     // Show Run selects the run in the tree.
     await vscode.commands.executeCommand('acmp.showRun', again.runId);
