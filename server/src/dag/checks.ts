@@ -186,10 +186,12 @@ function checkTaskShape(task: TaskDeclaration, options: CheckOptions, emit: Emit
 
 /** `no-provider` on a capability no provider offers; else `over-budget` on a max_price_cu below every known price. */
 function checkMarket(task: TaskDeclaration, offers: ProviderOffers, emit: Emit): void {
-  const capability = task.capabilityNode;
-  if (capability === undefined) return;
+  // By value first: a node makes the analysis index the text's offsets, which a clean file never needs.
+  const name = task.capability;
+  if (name === undefined) return;
   const offered = offers.capabilities;
-  if (offered !== undefined && !offered.includes(capability.value)) {
+  if (offered !== undefined && !offered.includes(name)) {
+    const capability = task.capabilityNode!;
     const listed = offered.slice(0, MAX_NAMED_CAPABILITIES).join(', ');
     const more = offered.length > MAX_NAMED_CAPABILITIES ? `, … (${offered.length} in all)` : '';
     emit(
@@ -204,14 +206,14 @@ function checkMarket(task: TaskDeclaration, offers: ProviderOffers, emit: Emit):
   }
   const maxPriceCu = task.maxPriceCu;
   if (maxPriceCu === undefined) return;
-  const cheapest = offers.cheapest(capability.value, task.inputTokensEst);
+  const cheapest = offers.cheapest(name, task.inputTokensEst);
   if (cheapest === undefined || maxPriceCu >= roundCu(cheapest.priceCu)) return;
   const price = roundCu(cheapest.priceCu);
   emit(
     'over-budget',
     'warning',
     task.maxPriceCuNode!,
-    `The max_price_cu ${maxPriceCu} of task ${taskName(task)} is below the price of every provider that offers ${named(capability.value, 'capability')}: the cheapest, ${JSON.stringify(cheapest.providerId)}, asks ${price} CU, so none would take the task. Raise max_price_cu to ${price}.`,
+    `The max_price_cu ${maxPriceCu} of task ${taskName(task)} is below the price of every provider that offers ${named(name, 'capability')}: the cheapest, ${JSON.stringify(cheapest.providerId)}, asks ${price} CU, so none would take the task. Raise max_price_cu to ${price}.`,
   );
 }
 
