@@ -22,6 +22,7 @@ import {
   type InvokeAttempts,
   type RetryPolicy,
   aboveMaxPrice,
+  askOffer,
   chooseProviders,
   internalError,
   invokeParams,
@@ -43,18 +44,16 @@ import { type Denial, SpendLedger, hasLimits } from './budget';
 import {
   DEFAULT_QUOTE_TIMEOUT_MS,
   MAX_REQUOTES,
-  NOT_ADVERTISED,
   type QuoteAnswer,
   type Route,
   RouteBook,
   type TaskTerms,
   mayQuote,
   movesToNextOffer,
-  noQuoteInTime,
   offerReceived,
   offerRequestOf,
   offerRoute,
-  quoteAnswer,
+  judgeQuote,
   quoteRecord,
   rankRoutes,
   taskTerms,
@@ -75,7 +74,7 @@ import {
   TransportError,
   messageOf,
 } from '../protocol/acmpMessages';
-import { ProviderPool, acceptsCancel, livenessWindow, negotiates, streamsInput, streamsOutput } from './routing';
+import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
 import type { Building, DagRun, InvokeHandlers, ProviderConnection, RunOptions } from './types';
 
@@ -699,15 +698,9 @@ class Run implements MachineCommands {
     } catch (error) {
       return { kind: 'direct', why: 'unreachable', detail: messageOf(error) };
     }
-    if (!negotiates(connection.acmp)) return this.notNegotiating(provider, NOT_ADVERTISED);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const waitEnded = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.quoteTimeoutMs);
-    });
-    const settled = await Promise.race([settle(() => connection.offerRequest(offerRequestOf(terms))), waitEnded]);
-    clearTimeout(timer);
     // An answer after the wait is not taken: the task went on without it.
-    const answer = settled === undefined ? noQuoteInTime(this.quoteTimeoutMs) : quoteAnswer(settled, terms, Date.now());
+    const asked = await askOffer(connection, offerRequestOf(terms), this.quoteTimeoutMs);
+    const answer = judgeQuote(asked, terms, Date.now(), this.quoteTimeoutMs);
     return answer.kind === 'direct' && answer.why !== 'unreachable' ? this.notNegotiating(provider, answer) : answer;
   }
 

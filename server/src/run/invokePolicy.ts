@@ -12,10 +12,12 @@ import {
   AcmpError,
   type InvokeParams,
   type InvokeResult,
+  type OfferRequestParams,
   TransportError,
   messageOf,
 } from '../protocol/acmpMessages';
-import type { ProviderPool } from './routing';
+import type { AskedOffer } from './negotiation';
+import { type ProviderPool, negotiates } from './routing';
 import type { ProviderConnection } from './types';
 
 export const DEFAULT_ATTEMPTS = 3;
@@ -149,6 +151,30 @@ export async function invokeWithRetries(
     ok: false,
     error: internalError(`provider "${provider.id}" unreachable after ${retry.attempts} attempt(s): ${failure}`),
   };
+}
+
+/**
+ * Asks `connection` for an offer, unless it does not advertise quotes (Layer 1 §1: a buyer relies on no feature it
+ * cannot read), waiting at most `timeoutMs`; never rejects. The caller judges what came (negotiation.ts `judgeQuote`)
+ * at the time it chooses.
+ */
+export async function askOffer(
+  connection: ProviderConnection,
+  params: OfferRequestParams,
+  timeoutMs: number,
+): Promise<AskedOffer> {
+  if (!negotiates(connection.acmp)) return 'not advertised';
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+  const asked = connection.offerRequest(params).then(
+    (value): AskedOffer => ({ ok: true, value }),
+    (error: unknown): AskedOffer => ({ ok: false, error }),
+  );
+  try {
+    return await Promise.race([asked, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Where trying the candidates starts: at `candidate`, after the refusals of those before it. */

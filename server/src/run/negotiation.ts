@@ -53,14 +53,16 @@ const numberOf = (value: unknown): number | undefined =>
   typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 const stringOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
+/** The most a task may cost: its `max_price_cu` and the per-task cap, the lower; undefined when neither is set. */
+export const ceilingOf = (maxPriceCu: number | undefined, perTaskCap: number | undefined): number | undefined =>
+  maxPriceCu === undefined ? perTaskCap : perTaskCap === undefined ? maxPriceCu : Math.min(maxPriceCu, perTaskCap);
+
 /** The terms of a task (`plain`: as JSON.parse makes it) under `budget`. */
 export function taskTerms(capability: string, plain: Record<string, unknown>, budget: Budget): TaskTerms {
-  const own = numberOf(plain.max_price_cu);
-  const cap = budget.per_task_max_cu;
   return {
     capability,
     inputTokensEst: numberOf(plain.input_tokens_est),
-    ceilingCu: own === undefined ? cap : cap === undefined ? own : Math.min(own, cap),
+    ceilingCu: ceilingOf(numberOf(plain.max_price_cu), budget.per_task_max_cu),
     preferredTier: stringOf(plain.preferred_tier),
     proofMethod: stringOf(plain.proof_method),
   };
@@ -164,6 +166,23 @@ export function quoteAnswer(
   const fault = offerFault(settled.value, terms, nowMs);
   if (fault !== undefined) return { kind: 'none', outcome: 'invalid', code: ACMP_ERRORS.internal, detail: fault };
   return { kind: 'offer', offer: settled.value as Offer };
+}
+
+/**
+ * What came of asking one provider for an offer (invokePolicy.ts `askOffer`): its answer, settled; `not advertised`
+ * (it was not asked); or `late` (nothing within the wait).
+ */
+export type AskedOffer =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: unknown }
+  | 'not advertised'
+  | 'late';
+
+/** What asking for an offer came to means for the task, an answer judged at `nowMs` (its offer's expiry). */
+export function judgeQuote(asked: AskedOffer, terms: TaskTerms, nowMs: number, timeoutMs: number): QuoteAnswer {
+  if (asked === 'not advertised') return NOT_ADVERTISED;
+  if (asked === 'late') return noQuoteInTime(timeoutMs);
+  return quoteAnswer(asked, terms, nowMs);
 }
 
 /** A provider that negotiates sent no quote within the wait: it is no route for this task (it may answer the next). */

@@ -18,7 +18,7 @@ import type {
 } from '../protocol/market';
 import { DEFAULT_RUN_SETTINGS, type ProviderConfig } from '../protocol/settings';
 import { effectiveBudget } from './budget';
-import { type QuoteAnswer, type TaskTerms, offerRequestOf } from './negotiation';
+import { type QuoteAnswer, type TaskTerms, ceilingOf, offerRequestOf } from './negotiation';
 import {
   advertisedPrice,
   mayOffer,
@@ -52,12 +52,10 @@ export interface PlanOptions {
 
 /** What `task` asks of the market under `budget` (as a run derives it from the task's fields). */
 export function termsOfTask(task: TaskDeclaration, budget?: Budget): TaskTerms {
-  const own = task.maxPriceCu;
-  const cap = effectiveBudget(budget).per_task_max_cu;
   return {
     capability: task.capability ?? '',
     inputTokensEst: task.inputTokensEst,
-    ceilingCu: own === undefined ? cap : cap === undefined ? own : Math.min(own, cap),
+    ceilingCu: ceilingOf(task.maxPriceCu, effectiveBudget(budget).per_task_max_cu),
     preferredTier: task.preferredTier,
     proofMethod: task.proofMethod,
   };
@@ -72,8 +70,6 @@ export interface PlannedRequest {
   readonly params: OfferRequestParams;
   readonly terms: TaskTerms;
 }
-
-/** The providers a plan considers: those configured, else the built-in provider alone (as a run does). */
 
 /** The tasks a plan covers: each id's first declaration (a DAG with errors may declare one twice, or none). */
 function plannedTasks(model: DagModel): TaskDeclaration[] {

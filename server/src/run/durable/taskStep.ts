@@ -8,6 +8,7 @@
 import {
   type Answer,
   DEFAULT_RETRY,
+  askOffer,
   internalError,
   invokeParams,
   invokeWithRetries,
@@ -21,17 +22,10 @@ import {
   wentSilent,
 } from '../invokePolicy';
 import { ACMP_ERRORS, AcmpError, type InvokeResult, TransportError, messageOf } from '../../protocol/acmpMessages';
-import {
-  NOT_ADVERTISED,
-  type QuoteAnswer,
-  type TaskTerms,
-  noQuoteInTime,
-  offerRequestOf,
-  quoteAnswer,
-} from '../negotiation';
+import { type AskedOffer, type TaskTerms, judgeQuote, offerRequestOf } from '../negotiation';
 import type { AcceptOutcome, QuoteOutcome } from './taskDeals';
 import type { TaskError, TaskOutput } from '../../protocol/report';
-import { type ProviderPool, acceptsCancel, livenessWindow, negotiates } from '../routing';
+import { type ProviderPool, acceptsCancel, livenessWindow } from '../routing';
 import type { TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
 import { type InputResolution, resolveInput } from '../inputs';
@@ -198,32 +192,29 @@ export async function askQuotes(
   timeoutMs: number,
 ): Promise<QuoteOutcome> {
   const params = offerRequestOf(terms);
+  // One wait for them all, their connections' opening included.
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
   const settled = await Promise.all(
     asked.map(({ provider }) =>
       Promise.race([
         Promise.resolve()
-          .then(async () => {
-            const connection = pool.opened(provider) ?? (await pool.connection(provider));
-            return negotiates(connection.acmp) ? connection.offerRequest(params) : NOT_ADVERTISED;
-          })
-          .then(
-            (value): Settled | QuoteAnswer => (value === NOT_ADVERTISED ? value : { ok: true, value }),
-            (error: unknown): Settled => ({ ok: false, error }),
-          ),
+          .then(async () => askOffer(pool.opened(provider) ?? (await pool.connection(provider)), params, timeoutMs))
+          .catch((error: unknown): AskedOffer => ({ ok: false, error })),
         late,
       ]),
     ),
   );
   clearTimeout(timer);
   const tsMs = Date.now();
-  const answerOf = (answer: Settled | QuoteAnswer | 'late'): QuoteAnswer =>
-    answer === 'late' ? noQuoteInTime(timeoutMs) : 'kind' in answer ? answer : quoteAnswer(answer, terms, tsMs);
-  return { tsMs, answers: asked.map(({ candidate }, at) => ({ candidate, answer: answerOf(settled[at]!) })) };
+  return {
+    tsMs,
+    answers: asked.map(({ candidate }, at) => ({
+      candidate,
+      answer: judgeQuote(settled[at]!, terms, tsMs, timeoutMs),
+    })),
+  };
 }
-
-type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
  * An accept step: `acmp/accept` of the journaled offer, sent again on a fresh connection after a transport failure.
