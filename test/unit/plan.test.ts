@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, beforeEach, describe, test } from 'node:test';
 import { analyzeDag } from '../../server/src/dag/analyze';
 import type { DagModel } from '../../server/src/dag/model';
-import type { Offer } from '../../server/src/protocol/acmpMessages';
+import { ACMP_ERRORS, type Offer } from '../../server/src/protocol/acmpMessages';
 import { BUILTIN_CAPABILITIES } from '../../server/src/protocol/builtinCatalog';
 import type { DagPlan } from '../../server/src/protocol/market';
 import type { RunReport } from '../../server/src/protocol/report';
@@ -17,6 +17,8 @@ import type { ProviderConfig } from '../../server/src/protocol/settings';
 import type { QuoteAnswer } from '../../server/src/run/negotiation';
 import { offerRequestKey, offerRequests, planDag, termsOfTask } from '../../server/src/run/plan';
 import { formatCu, formatMs, planMarkdown, planSummary, planText } from '../../server/src/run/planText';
+import { requestQuotes } from '../../server/src/run/quotes';
+import { FULL, ScriptedProvider, quoting, scriptedConnector } from '../support/scriptedProviders';
 import {
   MAX_HISTORY_ENTRIES,
   PRICE_HISTORY_FILE,
@@ -276,6 +278,45 @@ describe('planDag: routing', () => {
     assert.deepEqual(task!.latency, { value: 1200, basis: 'history' });
     assert.deepEqual(task!.candidates[1]!.price, { value: 0.05, basis: 'advertised' });
     assert.deepEqual(task!.candidates[1]!.latency, { value: 9, basis: 'history' });
+  });
+});
+
+describe('requestQuotes: a plan asks and judges as a run does', () => {
+  test('a provider that does not advertise quotes is not asked; one silent past the wait is no route', async () => {
+    const model = modelOf(THREE_SUMMARIES);
+    const advertisedOnly = new ScriptedProvider('advertised-only', {}, { acmp: FULL });
+    const silent = new ScriptedProvider(
+      'silent',
+      {},
+      {
+        negotiation: {
+          offerRequest: () => new Promise<Offer>(() => undefined),
+          accept: () => ({ offer_id: '', price_cu: 0 }),
+        },
+      },
+    );
+    const negotiating = new ScriptedProvider('quoting', {}, { negotiation: quoting({ summarization: 0.002 }) });
+    const providers = [
+      provider('advertised-only', { 'acmp:price_cu': 0.003 }),
+      provider('silent'),
+      provider('quoting'),
+    ];
+    const offers = await requestQuotes(model, providers, {
+      connect: scriptedConnector(advertisedOnly, silent, negotiating),
+      timeoutMs: 50,
+    });
+    assert.equal(advertisedOnly.offerRequests.length, 0, 'not advertised: not asked');
+    const key = offerRequestKey(termsOfTask(model.tasks[0]!));
+    assert.deepEqual(offers.get(providers[0]!)?.get(key), { kind: 'direct', why: 'not negotiating' });
+    assert.deepEqual(offers.get(providers[1]!)?.get(key), {
+      kind: 'none',
+      outcome: 'no answer',
+      code: ACMP_ERRORS.timeout,
+      detail: 'no quote within 50 ms',
+    });
+    const plan = planDag(model, providers, { offers });
+    assert.equal(plan.tasks[0]!.provider_id, 'quoting');
+    assert.deepEqual(plan.tasks[0]!.price, { value: 0.002, basis: 'offer' });
   });
 });
 

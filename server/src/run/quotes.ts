@@ -1,11 +1,12 @@
 // Real quotes for a plan (Layer 6): each distinct offer request of the DAG sent once to each provider that may take
 // it (the built-in provider, whose prices are its catalog's, is not asked), the answers judged as a run judges them
-// (negotiation.ts `quoteAnswer`) and filed as `planDag` reads them. Nothing is accepted.
+// (invokePolicy.ts `askOffer`, negotiation.ts `judgeQuote`) and filed as `planDag` reads them. Nothing is accepted.
 import type { DagModel } from '../dag/model';
 import { TransportError } from '../protocol/acmpMessages';
 import type { Budget } from '../protocol/market';
 import type { ProviderConfig } from '../protocol/settings';
-import { DEFAULT_QUOTE_TIMEOUT_MS, type QuoteAnswer, mayQuote, quoteAnswer } from './negotiation';
+import { askOffer } from './invokePolicy';
+import { DEFAULT_QUOTE_TIMEOUT_MS, type QuoteAnswer, judgeQuote, mayQuote, quoteAnswer } from './negotiation';
 import { type PlannedRequest, type QuoteAnswers, offerRequests } from './plan';
 import type { Connector, ProviderConnection } from './types';
 
@@ -16,7 +17,7 @@ export interface QuoteOptions {
   readonly timeoutMs?: number;
 }
 
-/** The outcome of `promise`, or a TransportError once `ms` have passed. */
+/** The outcome of `promise` (a connection's opening), or a TransportError once `ms` have passed. */
 async function settle(
   promise: Promise<unknown>,
   ms: number,
@@ -57,7 +58,8 @@ async function quotesOf(
   const connection = connected.value as ProviderConnection;
   try {
     for (const [key, { params, terms }] of requests) {
-      const answer = quoteAnswer(await settle(connection.offerRequest(params), timeoutMs), terms, Date.now());
+      // Asked and judged as a run asks and judges (invokePolicy.ts `askOffer`): the plan prices what the run would.
+      const answer = judgeQuote(await askOffer(connection, params, timeoutMs), terms, Date.now(), timeoutMs);
       answers.set(key, answer);
       // A provider that does not negotiate says so once: its other tasks go direct too.
       if (answer.kind === 'direct') for (const other of requests.keys()) answers.set(other, answer);
