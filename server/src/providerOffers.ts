@@ -1,10 +1,9 @@
 // What the providers offer, as the analysis asks it (dag/checks.ts ProviderOffers): made once per change of the
-// providers (or of the price history) from the figures a plan uses (run/pricing.ts, run/plan.ts: advertised terms,
-// else past runs), so a keystroke reads no network and no disk, and each task costs one look-up.
+// providers from their advertised terms (run/pricing.ts), so a keystroke reads no network and no disk, and each task
+// costs one look-up.
 import type { CheapestPrice, ProviderOffers } from './dag/checks';
 import type { AdvertisedTerms } from './protocol/market';
 import type { ProviderConfig, Settings } from './protocol/settings';
-import { type PriceHistory, historyKey } from './run/priceHistory';
 import { advertisedPrice, knownCapabilities, mayOffer, termsOf } from './run/pricing';
 
 /** The providers the editor plans and checks against: the configured ones. */
@@ -12,7 +11,7 @@ export const providersOf = (settings: Settings): readonly ProviderConfig[] => se
 
 /**
  * Of the providers that may take a capability, the two that can be the cheapest for some task: the lowest price that
- * does not depend on the task (fixed, or from past runs), and the lowest per-1k-tokens price among the others; and
+ * does not depend on the task (a fixed price), and the lowest per-1k-tokens price among the others; and
  * whether some provider has no price at all.
  */
 interface CapabilityPrices {
@@ -21,11 +20,7 @@ interface CapabilityPrices {
   readonly unpriced: boolean;
 }
 
-function capabilityPrices(
-  providers: readonly ProviderConfig[],
-  history: PriceHistory | undefined,
-  capability: string,
-): CapabilityPrices {
+function capabilityPrices(providers: readonly ProviderConfig[], capability: string): CapabilityPrices {
   let fixed: CheapestPrice | undefined;
   let perTokens: CapabilityPrices['perTokens'];
   let unpriced = false;
@@ -33,8 +28,7 @@ function capabilityPrices(
     if (!mayOffer(provider, capability)) continue;
     const terms = termsOf(provider, capability);
     const per1k = terms['acmp:price_cu_per_1k_tokens'];
-    const price = advertisedPrice(terms, undefined) ?? history?.get(historyKey(provider.id, capability))?.cost_cu;
-    // A per-1k price comes before past runs (plan.ts): for a task with tokens, not replaced by the history's.
+    const price = advertisedPrice(terms, undefined);
     if (terms['acmp:price_cu'] === undefined && per1k !== undefined) {
       if (perTokens === undefined || per1k < perTokens.per1k) perTokens = { providerId: provider.id, terms, per1k };
     } else if (price === undefined) unpriced = true;
@@ -48,19 +42,16 @@ class Offers implements ProviderOffers {
   private readonly prices = new Map<string, CapabilityPrices>();
   private readonly key: string;
 
-  constructor(
-    private readonly providers: readonly ProviderConfig[],
-    private readonly history: PriceHistory | undefined,
-  ) {
+  constructor(private readonly providers: readonly ProviderConfig[]) {
     // With no provider configured the warning is silent: a file of market capabilities is not wrong for lack of settings.
     this.capabilities = providers.length === 0 ? undefined : knownCapabilities(providers)?.sort();
-    this.key = JSON.stringify([providers, history === undefined ? [] : [...history.values()]]);
+    this.key = JSON.stringify(providers);
   }
 
   cheapest(capability: string, inputTokensEst: number | undefined): CheapestPrice | undefined {
     let prices = this.prices.get(capability);
     if (prices === undefined) {
-      prices = capabilityPrices(this.providers, this.history, capability);
+      prices = capabilityPrices(this.providers, capability);
       this.prices.set(capability, prices);
     }
     const { fixed, perTokens, unpriced } = prices;
@@ -74,26 +65,24 @@ class Offers implements ProviderOffers {
       : { priceCu: byTokens, providerId: perTokens.providerId };
   }
 
-  /** The analysis cache tells options apart by their JSON: offers are those of their providers and history. */
+  /** The analysis cache tells options apart by their JSON: offers are those of their providers. */
   toJSON(): string {
     return this.key;
   }
 }
 
-const made = new WeakMap<readonly ProviderConfig[], { history: PriceHistory | undefined; offers: ProviderOffers }>();
+const made = new WeakMap<readonly ProviderConfig[], ProviderOffers>();
 
 /**
- * What `providers` offer, their prices known from their terms or from `history`; undefined when there are none
- * (no-provider and over-budget then stay silent). Made once per providers list and history.
+ * What `providers` offer, their prices known from their advertised terms; undefined when there are none (no-provider
+ * and over-budget then stay silent). Made once per providers list.
  */
-export function providerOffers(
-  providers: readonly ProviderConfig[],
-  history?: PriceHistory,
-): ProviderOffers | undefined {
+export function providerOffers(providers: readonly ProviderConfig[]): ProviderOffers | undefined {
   if (providers.length === 0) return undefined;
-  const known = made.get(providers);
-  if (known !== undefined && known.history === history) return known.offers;
-  const offers = new Offers(providers, history);
-  made.set(providers, { history, offers });
+  let offers = made.get(providers);
+  if (offers === undefined) {
+    offers = new Offers(providers);
+    made.set(providers, offers);
+  }
   return offers;
 }

@@ -23,7 +23,7 @@ export interface ProviderOffers {
   readonly capabilities: readonly string[] | undefined;
   /**
    * The lowest price of a task of `capability` estimating `inputTokensEst` tokens, when every provider that may take it
-   * has a known price for it (advertised, else from past runs); undefined otherwise, since one of unknown price may
+   * has a known price for it (advertised); undefined otherwise, since one of unknown price may
    * take a task whatever its max_price_cu (as the plan counts it).
    */
   cheapest(capability: string, inputTokensEst: number | undefined): CheapestPrice | undefined;
