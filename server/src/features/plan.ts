@@ -16,7 +16,7 @@ import type { ProviderConfig, Settings } from '../protocol/settings';
 import { providersOf } from '../providerOffers';
 import { createConnector } from '../run/connect';
 import { type PlanOptions, planDag } from '../run/plan';
-import { formatCu, formatMs, planMarkdown, planSummary } from '../run/planText';
+import { latencyText, planMarkdown, planSummary, priceText } from '../run/planText';
 import { type PriceHistory, readPriceHistory } from '../run/priceHistory';
 import { requestQuotes } from '../run/quotes';
 import { nodeRange } from '../lspRanges';
@@ -143,17 +143,13 @@ export function plansOf(context: FeatureContext): Plans {
   return plans;
 }
 
-/** A price or latency with its basis, for hover: `0.002 CU (advertised)`, `unknown`. */
-const figureText = (value: number | undefined, basis: string, format: (value: number) => string): string =>
-  value === undefined ? 'unknown' : `${format(value)} (${basis})`;
-
 const candidateRow = (candidate: PlannedCandidate, chosen: string | undefined): string => {
   const mark = candidate.provider_id === chosen ? ' ✓' : '';
   const note = candidate.excluded === undefined ? (mark === '' ? '' : 'chosen') : `not taken: ${candidate.excluded}`;
   const cells = [
     `\`${candidate.provider_id}\`${mark}`,
-    figureText(candidate.price.value, candidate.price.basis, formatCu),
-    figureText(candidate.latency.value, candidate.latency.basis, formatMs),
+    priceText(candidate.price),
+    latencyText(candidate.latency),
     candidate.tier ?? '—',
     note,
   ];
@@ -169,7 +165,7 @@ export function plannedTaskHover(task: PlannedTask, policy: string): string {
   const chosen =
     task.provider_id === undefined
       ? `no provider would take it: ${task.reason}`
-      : `\`${task.provider_id}\` at ${figureText(task.price.value, task.price.basis, formatCu)}, ${task.reason} (routing ${policy})`;
+      : `\`${task.provider_id}\` at ${priceText(task.price)}, ${task.reason} (routing ${policy})`;
   const shown = task.candidates.slice(0, MAX_HOVER_CANDIDATES);
   const lines = [
     `**Plan:** ${chosen}`,

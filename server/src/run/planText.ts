@@ -19,10 +19,11 @@ export function formatMs(ms: number): string {
 const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
 
 /** A price with its basis: `0.002 CU (advertised)`, or `unknown`. */
-const priceText = (figure: Figure): string =>
+export const priceText = (figure: Figure): string =>
   figure.value === undefined ? 'unknown' : `${formatCu(figure.value)} (${figure.basis})`;
 
-const latencyText = (figure: Figure): string =>
+/** A latency with its basis: `850 ms (offer)`, or `unknown`. */
+export const latencyText = (figure: Figure): string =>
   figure.value === undefined ? 'unknown' : `${formatMs(figure.value)} (${figure.basis})`;
 
 /** The tasks the run could not serve: no provider, or every provider excluded. */
