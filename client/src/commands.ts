@@ -6,11 +6,21 @@ import { taskIdRanges } from './declarations';
 import type { RunNode, TaskNode } from './runTree';
 import type { Runner } from './runner';
 import type { RunsModel } from './runs';
+import { fileName } from './runText';
 import { runReportUri, taskOutputUri } from './taskOutput';
 import type { ProviderTokens } from './tokens';
 
 const hasRerunnableTasks = (run: RunSnapshot): boolean =>
   run.status !== 'running' && run.tasks.some((task) => task.state === 'failed' || task.state === 'cancelled');
+
+/** The outputs of a run's completed tasks, by task id, that a re-run may hand back to the server (`reuse`). */
+function reusableOutputs(run: RunSnapshot): Record<string, TaskOutput> {
+  const reuse: Record<string, TaskOutput> = {};
+  // An output shown without its tokens is not the provider's: that task runs again rather than pass it on.
+  for (const task of run.tasks)
+    if (task.state === 'completed' && task.output && task.outputRedacted !== true) reuse[task.taskId] = task.output;
+  return reuse;
+}
 
 /**
  * The DAG a run command means: the file it was invoked on (Explorer, editor title), else the active editor's DAG (the
@@ -44,18 +54,39 @@ export function registerCommands(runs: RunsModel, runner: Runner, tokens: Provid
     else await runner.cancelRun(runId);
   };
 
-  /** Runs the DAG again; the outputs of the tasks that completed are reused, so only the others run. */
+  /**
+   * Runs a run's failed and cancelled tasks again, and what is downstream of them, on the DAG as it is now in its
+   * editor (a fix made since included): the outputs of the completed tasks they read come from the result store. An
+   * engine runs whole DAGs only: a durable run's DAG runs again whole, its completed tasks' outputs handed back.
+   */
   const rerunFailed = async (node?: RunNode) => {
     const run = node === undefined ? runs.runs.find(hasRerunnableTasks) : runs.get(node.run.runId);
     if (run === undefined || !hasRerunnableTasks(run)) {
       void window.showInformationMessage('No finished run has failed or cancelled tasks.');
       return undefined;
     }
-    const reuse: Record<string, TaskOutput> = {};
-    // An output shown without its tokens is not the provider's: that task runs again rather than pass it on.
-    for (const task of run.tasks)
-      if (task.state === 'completed' && task.output && task.outputRedacted !== true) reuse[task.taskId] = task.output;
-    return runner.run(Uri.parse(run.uri), { reuse });
+    const uri = Uri.parse(run.uri);
+    if (run.engine !== undefined) return runner.run(uri, { reuse: reusableOutputs(run) });
+    const unfinished = run.tasks
+      .filter((task) => task.state === 'failed' || task.state === 'cancelled')
+      .map((task) => task.taskId);
+    let declared: ReadonlySet<string>;
+    try {
+      declared = new Set((await runner.tasksOf(uri)).map((task) => task.id));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      void window.showWarningMessage(`The DAG of that run, ${run.uri}, cannot be opened to re-run: ${reason}`);
+      return undefined;
+    }
+    const again = unfinished.filter((taskId) => declared.has(taskId));
+    if (again.length === 0) {
+      const listed = `${unfinished.slice(0, 5).join(', ')}${unfinished.length > 5 ? ', …' : ''}`;
+      void window.showInformationMessage(
+        `None of the failed or cancelled tasks of that run (${listed}) is in ${fileName(run.uri)} now: nothing to re-run.`,
+      );
+      return undefined;
+    }
+    return runner.run(uri, { from: again });
   };
 
   const showRunReport = async ({ run }: RunNode) => {

@@ -16,9 +16,11 @@ import { registerGraphView } from './graphView';
 import { createLanguageClient } from './languageClient';
 import { registerPlanView } from './planView';
 import { registerRaiseBudget } from './raiseBudget';
+import { registerResultStore } from './resultStore';
 import { RunLog } from './runLog';
 import { createRunTree } from './runTree';
 import { Runner } from './runner';
+import { registerRunTask } from './runTask';
 import { type RunsChange, RunsModel } from './runs';
 import { createRunStatusBarItem } from './statusBar';
 import { runsStore } from './storedRuns';
@@ -65,6 +67,8 @@ export async function activate(context: ExtensionContext): Promise<AcmpApi> {
     ...registerCommands(runs, runner, tokens),
     ...registerPlanView(client, tokens),
     ...registerRaiseBudget(client, runs, runner),
+    ...registerRunTask(runner),
+    ...registerResultStore(client),
   );
   registerGraphView(context, client, runs);
   await client.start();

@@ -3,10 +3,23 @@
 import type { DagGraph } from '../../server/src/protocol/runMessages';
 import type { TaskState } from '../../server/src/protocol/report';
 
+/** How a task of the run is drawn: its state, or `cached` for a task completed with the result store's output. */
+export type ShownState = TaskState | 'cached';
 /** The run states a task is coloured by, in the order the legend shows them. */
-const RUN_STATES: readonly TaskState[] = ['pending', 'running', 'completed', 'failed', 'cancelled'];
-/** The run states, numbered as a `states` message carries them: 0 is none (the task is not in the run). */
-export const STATE_CODES: readonly (TaskState | undefined)[] = [undefined, ...RUN_STATES];
+const SHOWN_STATES: readonly ShownState[] = ['pending', 'running', 'completed', 'cached', 'failed', 'cancelled'];
+/**
+ * The states, numbered as a `states` message carries them: 0 is none (the task is not in the run); `cached` last, so
+ * that the numbers of the others stay as they were.
+ */
+export const STATE_CODES: readonly (ShownState | undefined)[] = [
+  undefined,
+  ...SHOWN_STATES.filter((state) => state !== 'cached'),
+  'cached',
+];
+
+/** How a task of a run is drawn. */
+export const shownState = (task: { readonly state: TaskState; readonly cached?: unknown }): ShownState =>
+  task.cached === undefined ? task.state : 'cached';
 
 /**
  * Tasks' new states (numbered as in STATE_CODES): the tasks of the graph last posted by their index in its `names`,
@@ -28,7 +41,7 @@ export class StateChanges {
   constructor(private readonly indexOf: ReadonlyMap<string, number>) {}
 
   /** A task's new state; none: it has none now. */
-  add(taskId: string, state?: TaskState): void {
+  add(taskId: string, state?: ShownState): void {
     const code = STATE_CODES.indexOf(state);
     const n = this.indexOf.get(taskId);
     if (n === undefined) this.others.push([taskId, code]);
@@ -215,7 +228,7 @@ export function graphHtml({ cspSource, scriptUri, styleUri }: GraphPageResources
   </div>
   <p id="status" role="status"></p>
   <ul id="legend" aria-label="Legend">
-${RUN_STATES.map((state) => `    <li><span class="swatch state-${state}"></span>${state}</li>`).join('\n')}
+${SHOWN_STATES.map((state) => `    <li><span class="swatch state-${state}"></span>${state}</li>`).join('\n')}
     <li><span class="line cycle"></span>edge on a cycle</li>
     <li><span class="line dangling"></span>edge to a missing task</li>
     <li><span class="line stream"></span>stream_eligible edge</li>

@@ -2,41 +2,25 @@
 // (`acmp/graph`), coloured by run states, following the editor's cursor and revealing the task clicked.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import {
-  type DocumentSymbol,
-  DocumentSymbolRequest,
-  type LanguageClient,
-  SymbolKind,
-} from 'vscode-languageclient/node';
+import type { LanguageClient } from 'vscode-languageclient/node';
 import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/runMessages';
-import type { TaskState } from '../../server/src/protocol/report';
-import { type FromGraphPage, StateChanges, type ToGraphPage, graphHtml, packGraph, taskIndexes } from './graphPage';
+import {
+  type FromGraphPage,
+  type ShownState,
+  StateChanges,
+  type ToGraphPage,
+  graphHtml,
+  packGraph,
+  shownState,
+  taskIndexes,
+} from './graphPage';
 import type { RunsChange, RunsModel } from './runs';
+import { type TaskSymbol, taskSymbols } from './taskSymbols';
 
 const SHOW_GRAPH_COMMAND = 'acmp.showGraph';
 const GRAPH_VIEW_TYPE = 'acmp.graph';
 /** Typing pauses this long before the graph is asked for again. */
 const REFRESH_DELAY_MS = 300;
-
-/**
- * The task declarations of the outline (document symbols), which say where each task's object is. Asked of the
- * language server directly: through the API command the outline of 10,000 tasks crossed the window's renderer and
- * back (a second of the window's time, measured with a CPU profile of the page during a run with the graph open).
- */
-async function taskSymbols(client: LanguageClient, uri: vscode.Uri): Promise<readonly TaskSymbol[]> {
-  const symbols = await client.sendRequest(DocumentSymbolRequest.type, { textDocument: { uri: uri.toString() } });
-  const outline = (symbols ?? []) as DocumentSymbol[];
-  const tasks = outline.find((symbol) => symbol.name === 'tasks' && symbol.kind === SymbolKind.Array)?.children ?? [];
-  // Converted once per version, not on every move of the cursor.
-  const converter = client.protocol2CodeConverter;
-  return tasks.map((task) => ({ range: converter.asRange(task.range), idAt: task.selectionRange.start }));
-}
-
-/** A task's object in the outline, and where its `task_id` is (the start of the symbol's selection). */
-interface TaskSymbol {
-  readonly range: vscode.Range;
-  readonly idAt: { readonly line: number; readonly character: number };
-}
 
 /** One graph panel, showing one DAG document. */
 class GraphPanel {
@@ -48,7 +32,7 @@ class GraphPanel {
   /** The index of each task of the graph the page was last sent, by which its states are posted. */
   private postedTasks: ReadonlyMap<string, number> = new Map();
   /** The run states the page has been sent, and of which run. */
-  private readonly postedStates = new Map<string, TaskState>();
+  private readonly postedStates = new Map<string, ShownState>();
   private postedRunId: string | undefined;
   private postedRunning = false;
   private cursorTaskId: string | undefined;
@@ -113,7 +97,8 @@ class GraphPanel {
     if (onlyChanged) {
       const changed = new StateChanges(this.postedTasks);
       for (const taskId of change.tasks.get(latest.runId) ?? []) {
-        const state = this.runs.task(latest.runId, taskId)?.state;
+        const task = this.runs.task(latest.runId, taskId);
+        const state = task === undefined ? undefined : shownState(task);
         if (state === undefined || this.postedStates.get(taskId) === state) continue;
         this.postedStates.set(taskId, state);
         changed.add(taskId, state);
@@ -126,7 +111,9 @@ class GraphPanel {
     if (reset || newRun) this.postedStates.clear();
     const changed = new StateChanges(this.postedTasks);
     const current = new Set<string>();
-    for (const { taskId, state } of run?.tasks ?? []) {
+    for (const task of run?.tasks ?? []) {
+      const { taskId } = task;
+      const state = shownState(task);
       current.add(taskId);
       if (this.postedStates.get(taskId) === state) continue;
       this.postedStates.set(taskId, state);

@@ -34,9 +34,14 @@ const SYMBOL: Record<TaskState, string> = {
 export const stateIcon = (state: Shown): ThemeIcon => new ThemeIcon(ICON[state], COLOR[state]);
 export const stateColor = (state: Shown): ThemeColor | undefined => COLOR[state];
 
-/** `✓ completed · 120 ms · 0.003 CU`: a task's last state, inline after its declaration. */
+/**
+ * `✓ completed · 120 ms · 0.003 CU`: a task's last state, inline after its declaration; `✓ cached` for an output the
+ * result store had (no time taken, nothing paid).
+ */
 export const taskSummary = (task: TaskSnapshot): string =>
-  joined([`${SYMBOL[task.state]} ${task.state}`, taskDuration(task), taskCost(task)]);
+  task.cached === undefined
+    ? joined([`${SYMBOL[task.state]} ${task.state}`, taskDuration(task), taskCost(task)])
+    : `${SYMBOL[task.state]} cached`;
 
 /** The start of a JSON value, for a tooltip. */
 export function preview(value: unknown, maxChars = 600): string {

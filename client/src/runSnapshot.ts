@@ -1,5 +1,6 @@
 // A run as the extension shows and keeps it: what the run model builds from the server's events and the store saves.
 import type {
+  CachedFrom,
   FailurePolicy,
   PricingMode,
   ProofStatus,
@@ -38,6 +39,8 @@ export interface TaskSnapshot {
   readonly pricing?: PricingMode;
   /** How many offers it was quoted (from the report of a negotiated run). */
   readonly offers?: number;
+  /** Its output came from the result store (no invoke was sent): the run that paid for it. */
+  readonly cached?: CachedFrom;
 }
 
 export interface RunSnapshot {

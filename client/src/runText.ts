@@ -46,8 +46,26 @@ export function taskPrice(task: TaskSnapshot): string | undefined {
   return task.priceCu === undefined ? task.pricing : `${task.pricing} ${formatCost(task.priceCu)}`;
 }
 
-/** A task's row beside its id: `completed · 0.0019 CU · offer 0.002 CU` (its state, its cost, its price). */
-export const taskDescription = (task: TaskSnapshot): string => joined([task.state, taskCost(task), taskPrice(task)]);
+/**
+ * A task's row beside its id: `completed · 0.0019 CU · offer 0.002 CU` (its state, its cost, its price), or
+ * `completed · cached` for an output the result store had (it cost nothing and had no price).
+ */
+export const taskDescription = (task: TaskSnapshot): string =>
+  task.cached === undefined ? joined([task.state, taskCost(task), taskPrice(task)]) : joined([task.state, 'cached']);
+
+/** A time of day, `10:41`, with its date when it is not today's. */
+function madeAt(iso: string): string {
+  const made = new Date(iso);
+  const time = made.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return made.toDateString() === new Date().toDateString() ? time : `${made.toLocaleDateString()} ${time}`;
+}
+
+/** A run id as the editor shows it where room is short: `1b2c3d4e…`. */
+const shortRunId = (runId: string): string => (runId.length > 9 ? `${runId.slice(0, 8)}…` : runId);
+
+/** Where a cached task's output came from: `from run 1b2c3d4e… (made 10:41, saved 0.001 CU)`. */
+export const cachedFrom = ({ run_id: runId, made_at: made, cost_cu: cost }: NonNullable<TaskSnapshot['cached']>) =>
+  `from run ${shortRunId(runId)} (made ${madeAt(made)}, saved ${formatCost(cost)})`;
 
 /** The lines of a task's tooltip below its id and state: what the tree row has no room for. */
 export function taskDetails(task: TaskSnapshot): string[] {
@@ -63,6 +81,7 @@ export function taskDetails(task: TaskSnapshot): string[] {
       task.tokensUsed === undefined ? undefined : counted(task.tokensUsed, 'token'),
       task.proof === undefined || task.proof === 'absent' ? undefined : `proof ${task.proof}`,
     ]),
+    task.cached === undefined ? '' : `result store: ${cachedFrom(task.cached)}`,
     task.error === undefined ? '' : `Error ${task.error.code}: ${task.error.message}`,
   ].filter((line) => line !== '');
 }
@@ -76,26 +95,57 @@ export function budgetSpend(run: RunSnapshot): string | undefined {
   return cap === undefined ? undefined : `${cu(run.budget!.spent_cu)} / ${formatCost(cap)}`;
 }
 
+/** The tasks of a run whose outputs came from the result store, and what they had cost when they were made. */
+export function cachedTasks(run: RunSnapshot): { readonly tasks: number; readonly savedCu: number } {
+  let tasks = 0;
+  let savedCu = 0;
+  for (const { cached } of run.tasks) {
+    if (cached === undefined) continue;
+    tasks += 1;
+    savedCu += cached.cost_cu;
+  }
+  return { tasks, savedCu };
+}
+
+/** `12 ✓ (10 cached)`: the run's completed tasks, where some came from the result store; undefined where none did. */
+function cachedCount(run: RunSnapshot): string | undefined {
+  const { tasks } = cachedTasks(run);
+  if (tasks === 0) return undefined;
+  const completed = run.tasks.filter((task) => task.state === 'completed').length;
+  return `${completed} ✓ (${tasks} cached)`;
+}
+
 /**
- * `completed · 14:03:22`, `durable · running · 14:03:22`, `stopped by its budget · 0.012 / 0.02 CU · 14:03:22`:
- * beside a run's dag_id in the tree.
+ * `completed · 14:03:22`, `durable · running · 14:03:22`, `stopped by its budget · 0.012 / 0.02 CU · 14:03:22`,
+ * `completed · 12 ✓ (10 cached) · 14:03:22`: beside a run's dag_id in the tree.
  */
 export const runDescription = (run: RunSnapshot): string =>
   joined([
     run.engine === undefined ? undefined : 'durable',
     stoppedOnBudget(run) ? 'stopped by its budget' : run.status,
     budgetSpend(run),
+    cachedCount(run),
     new Date(run.startedAt).toLocaleTimeString(),
   ]);
 
-/** How many tasks of a run ended in each state, the non-zero ones: `1 completed, 1 failed, 2 cancelled`. */
+/**
+ * How many tasks of a run ended in each state, the non-zero ones: `1 completed, 1 failed, 2 cancelled`, or
+ * `3 completed (2 cached), 1 failed` where outputs came from the result store.
+ */
 export function stateCounts(run: RunSnapshot): string {
   const counts = new Map<string, number>();
   for (const task of run.tasks) counts.set(task.state, (counts.get(task.state) ?? 0) + 1);
+  const cached = cachedTasks(run).tasks;
   return ['completed', 'failed', 'cancelled', 'running', 'pending']
     .filter((state) => counts.has(state))
-    .map((state) => `${counts.get(state)} ${state}`)
+    .map((state) => `${counts.get(state)} ${state}${state === 'completed' && cached > 0 ? ` (${cached} cached)` : ''}`)
     .join(', ');
+}
+
+/** What the result store saved a run: `2 outputs from the result store saved 0.003 CU`; '' where it gave none. */
+function savedLine(run: RunSnapshot): string {
+  const { tasks, savedCu } = cachedTasks(run);
+  return tasks === 0 ? '' : `${counted(tasks, 'output')} from the result store saved ${formatCost(savedCu)}`;
 }
 
 /** The run's budget in the tooltip: its limits, what it spent, and what it stopped on. */
@@ -119,6 +169,7 @@ export function runDetails(run: RunSnapshot): string[] {
       formatCost(run.costCu),
     ]),
     stateCounts(run),
+    savedLine(run),
     budgetLine(run),
     run.engine === undefined ? `run ${run.runId}` : `durable run ${run.runId} on ${run.engine}`,
   ].filter((line) => line !== '');
@@ -152,6 +203,17 @@ export function runEndMessage(run: RunSnapshot): string {
   if (failure === undefined) return said;
   const reason = failure.error === undefined ? '' : `: ${failure.error.message} (${failure.error.code})`;
   return `${said} First failure: ${failure.taskId}${reason}`;
+}
+
+/**
+ * What the notification says when a run of part of a DAG (Run Task, Run From Here, Re-run Failed) needs outputs of
+ * upstream tasks that the result store does not have.
+ */
+export function needsUpstreamMessage(uri: string, missing: readonly string[]): string {
+  const shown = missing.slice(0, 5).join(', ');
+  const more = missing.length > 5 ? ` and ${missing.length - 5} more` : '';
+  const them = missing.length === 1 ? 'it' : 'them';
+  return `${fileName(uri)}: the result store has no output of ${shown}${more}, which this run needs. Run ${them} too?`;
 }
 
 /** What the notification says when the server refused to run a DAG with errors. */

@@ -9,16 +9,26 @@ import {
   type DagGraph,
   GRAPH_REQUEST,
   type GraphParams,
+  type NeedsUpstreamData,
   RUN_COMMANDS,
+  RUN_NEEDS_UPSTREAM,
   type RunDagArguments,
   type RunRefusedData,
 } from '../../server/src/protocol/runMessages';
-import type { TaskOutput, RunReport } from '../../server/src/protocol/report';
+import type { RunReport } from '../../server/src/protocol/report';
 import type { RunLog } from './runLog';
 import type { RunSnapshot } from './runSnapshot';
-import { fileName, firstFailure, refusalMessage, runEndMessage, stoppedOnBudget } from './runText';
+import {
+  fileName,
+  firstFailure,
+  needsUpstreamMessage,
+  refusalMessage,
+  runEndMessage,
+  stoppedOnBudget,
+} from './runText';
 import type { RunNode, TaskNode } from './runTree';
 import type { RunsModel } from './runs';
+import { type TaskSymbol, taskSymbols } from './taskSymbols';
 import type { ProviderTokens } from './tokens';
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -28,6 +38,19 @@ function refusal(error: unknown): RunRefusedData | undefined {
   const data = error.data as Partial<RunRefusedData> | undefined;
   return Array.isArray(data?.errors) ? (data as RunRefusedData) : undefined;
 }
+
+/** The upstream tasks a run of part of a DAG needs and the result store lacks, when that is why it was refused. */
+function missingUpstream(error: unknown): NeedsUpstreamData | undefined {
+  if (!(error instanceof ResponseError) || error.code !== RUN_NEEDS_UPSTREAM) return undefined;
+  const data = error.data as Partial<NeedsUpstreamData> | undefined;
+  return Array.isArray(data?.missing) ? (data as NeedsUpstreamData) : undefined;
+}
+
+/**
+ * What a run is asked for beyond the DAG (RunDagArguments): a part of it, outputs of an earlier run by task id, a
+ * budget over the settings'.
+ */
+export type RunChoices = Pick<RunDagArguments, 'tasks' | 'from' | 'withUpstream' | 'reuse' | 'maxCostCu'>;
 
 /** What a run that failed or was cancelled offers: its first failure's output, Re-run Failed, the run. */
 function failureActions(run: RunSnapshot): Record<string, () => unknown> {
@@ -64,14 +87,12 @@ export class Runner {
   ) {}
 
   /**
-   * Runs the DAG document `uri`, reusing the given outputs of an earlier run, with a total budget over the settings'
-   * when given. Resolves with the run's report, with the errors the server refused the DAG for, or undefined when no
-   * run started.
+   * Runs the DAG document `uri` as it is now (in its editor, else on disk), or the part of it `choices` names, with a
+   * total budget over the settings' when given. Resolves with the run's report, with the errors the server refused the
+   * DAG for, with the upstream tasks whose outputs the result store lacks for a part (the user is offered to run them
+   * too), or undefined when no run started.
    */
-  async run(
-    uri: Uri,
-    { reuse, maxCostCu }: { reuse?: Readonly<Record<string, TaskOutput>>; maxCostCu?: number } = {},
-  ): Promise<RunReport | RunRefusedData | undefined> {
+  async run(uri: Uri, choices: RunChoices = {}): Promise<RunReport | RunRefusedData | NeedsUpstreamData | undefined> {
     if (!workspace.isTrusted) {
       void window.showWarningMessage(
         'Running DAGs is disabled in this untrusted workspace: its settings could name a provider command to start.',
@@ -87,8 +108,7 @@ export class Runner {
       tokens,
       // One notification per batch of events: one per event costs the extension host more than the run (server/README.md).
       eventBatches: true,
-      ...(reuse !== undefined && { reuse }),
-      ...(maxCostCu !== undefined && { maxCostCu }),
+      ...choices,
     };
     try {
       const report = await window.withProgress(
@@ -129,6 +149,11 @@ export class Runner {
         this.showRefusal(uri, refused);
         return refused;
       }
+      const needs = missingUpstream(error);
+      if (needs !== undefined) {
+        this.offerUpstream(uri, choices, needs);
+        return needs;
+      }
       const message = messageOf(error);
       this.log.failed(uri.toString(), message);
       void window.showErrorMessage(`The run of ${fileName(uri.toString())} failed: ${message}`);
@@ -157,6 +182,13 @@ export class Runner {
     return this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] }) as Promise<T>;
   }
 
+  /** The tasks the DAG document declares now (its editor's text, else the file's), from the server's outline. */
+  async tasksOf(uri: Uri): Promise<readonly TaskSymbol[]> {
+    // The server's outline is of documents open in the editor: opening one (without showing it) sends it.
+    await workspace.openTextDocument(uri);
+    return taskSymbols(this.client, uri);
+  }
+
   /** Each task's capability for the tree (run events do not carry them), from the server's graph of the DAG. */
   private async capabilitiesOf(uri: Uri): Promise<ReadonlyMap<string, string>> {
     const params: GraphParams = { uri: uri.toString() };
@@ -169,6 +201,14 @@ export class Runner {
     const showProblems = 'Show Problems';
     void window.showErrorMessage(refusalMessage(uri.toString(), refused.errors.length), showProblems).then((choice) => {
       if (choice === showProblems) void commands.executeCommand('workbench.actions.view.problems');
+    });
+  }
+
+  /** Says which upstream outputs the store lacks for a part of the DAG, and offers to run that part with them. */
+  private offerUpstream(uri: Uri, choices: RunChoices, { missing }: NeedsUpstreamData): void {
+    const runThem = 'Run Them Too';
+    void window.showWarningMessage(needsUpstreamMessage(uri.toString(), missing), runThem).then((choice) => {
+      if (choice === runThem) void this.run(uri, { ...choices, withUpstream: true });
     });
   }
 

@@ -207,6 +207,7 @@ export class RunsModel implements Disposable {
         if (event.error !== undefined) task.error = event.error;
         if (event.price_cu !== undefined) task.priceCu = event.price_cu;
         if (event.pricing !== undefined) task.pricing = event.pricing;
+        if (event.cached !== undefined) task.cached = event.cached;
         // A second `running` names the next provider tried after a refusal: the task started at the first.
         if (event.state === 'running') task.startedAt ??= event.at;
         else if (event.state !== 'pending') {
@@ -252,6 +253,7 @@ export class RunsModel implements Disposable {
         ...(task.accepted?.price_cu !== undefined && { priceCu: task.accepted.price_cu }),
         ...(task.accepted !== undefined && { pricing: task.accepted.pricing }),
         ...(task.offers !== undefined && task.offers.length > 0 && { offers: task.offers.length }),
+        ...(task.cached !== undefined && { cached: task.cached }),
       });
     }
     this.endedNow(run);

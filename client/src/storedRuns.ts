@@ -1,6 +1,5 @@
 // What of the finished runs is kept across a window reload, and where: every run and task, but outputs only within a
-// budget, newest runs first (megabytes of outputs would slow every start); an output kept serves Show Output and
-// Re-run Failed (which runs a completed task again when its output is gone).
+// budget, newest runs first (megabytes of outputs would slow every start); an output kept serves Show Output.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ExtensionContext, Memento } from 'vscode';

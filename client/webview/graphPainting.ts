@@ -2,7 +2,7 @@
 // out, the zoomed-out image: graphCache.ts) with the hovered and the cursor's boxes highlighted, the overview, and
 // what the page is told a frame shows.
 import { BOX_HEIGHT, BOX_WIDTH } from '../../server/src/dag/layout';
-import type { TaskState } from '../../server/src/protocol/report';
+import type { ShownState } from '../src/graphPage';
 import { CACHE_COLUMN, currentLevel, newCanvas, paintCache } from './graphCache';
 import { type Palette, rgbOf } from './graphPalette';
 import { unpainted } from './graphRunStates';
@@ -24,10 +24,12 @@ const ANIMATION_MS = 120;
 const FONT = `13px sans-serif`;
 const DETAIL_FONT = `11px sans-serif`;
 const PADDING = 8;
-const STATE_GLYPH: Record<TaskState, string> = {
+const STATE_GLYPH: Record<ShownState, string> = {
   pending: '…',
   running: '▶',
   completed: '✓',
+  // A store's cylinder: the output came from the result store.
+  cached: '⛁',
   failed: '✕',
   cancelled: '⊘',
 };
@@ -255,7 +257,7 @@ export function paintBoxes(
   const widest = fine ? 2.5 * Math.max(pixel, 1) : pixel;
   for (const [look, boxes] of looks) {
     const colour =
-      look === 'none' ? palette.border : look === 'missing' ? palette.warning : palette.states[look as TaskState];
+      look === 'none' ? palette.border : look === 'missing' ? palette.warning : palette.states[look as ShownState];
     if (over) {
       // The old outline is covered by a box larger by one and a half outlines (a fill: a wider stroke costs).
       const { boxes: at } = shown.layout;
@@ -277,9 +279,10 @@ export function paintBoxes(
     }
     target.strokeStyle = colour;
     target.lineWidth = look === 'none' && fine ? widest / 2.5 : widest;
-    // Not by colour alone: a missing, cancelled or running task has a dashed outline; a running one's moves.
+    // Not by colour alone: a missing, cancelled or running task has a dashed outline, a running one's moving; a
+    // cached one a dotted outline.
     const dashed = fine && (look === 'missing' || look === 'cancelled' || look === 'running');
-    target.setLineDash(dashed ? [6, 4] : []);
+    target.setLineDash(dashed ? [6, 4] : fine && look === 'cached' ? [2, 3] : []);
     target.lineDashOffset = look === 'running' ? -((now / ANIMATION_MS) % 10) : 0;
     target.stroke();
   }

@@ -1,6 +1,6 @@
 // The graph view's colours: the theme's variables (read by the page, which has its styles), read again when the theme
 // changes; each kept legible on the background.
-import type { TaskState } from '../../server/src/protocol/report';
+import type { ShownState } from '../src/graphPage';
 import type { Context } from './graphState';
 
 /** A colour must stand out from the background by this contrast ratio, or the foreground is used instead. */
@@ -56,8 +56,10 @@ export function paletteOf(variable: (name: string, fallback: string) => string, 
       pending: legible('--vscode-disabledForeground', foreground),
       running: legible('--vscode-charts-blue', '#1a85ff'),
       completed: legible('--vscode-charts-green', '#388a34'),
+      // Completed too: told from a task that ran by its glyph and its dotted outline (graphPainting.ts).
+      cached: legible('--vscode-charts-green', '#388a34'),
       failed: legible('--vscode-charts-red', '#e51400'),
       cancelled: legible('--vscode-charts-purple', '#652d90'),
-    } satisfies Record<TaskState, string>,
+    } satisfies Record<ShownState, string>,
   };
 }

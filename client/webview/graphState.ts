@@ -1,9 +1,8 @@
 // The graph view's drawing's state, all of it in one object (GraphState) that the drawing's functions are handed:
 // its canvases, the graph and what of it is shown, the view transform, focus and selection, the run's states, the
 // frames asked for and the images kept between them.
-import type { TaskState } from '../../server/src/protocol/report';
 import type { DagGraph, GraphLayout } from '../../server/src/protocol/runMessages';
-import { STATE_CODES } from '../src/graphPage';
+import { type ShownState, STATE_CODES } from '../src/graphPage';
 import type { CacheLevel } from './graphCache';
 import type { DrawingCanvas, FromGraphCanvas, ViewSize } from './graphMessages';
 import type { Palette } from './graphPalette';
@@ -183,6 +182,6 @@ export class GraphState {
   described = '';
 }
 
-export function stateOf(s: GraphState, n: number): TaskState | undefined {
+export function stateOf(s: GraphState, n: number): ShownState | undefined {
   return STATE_CODES[s.boxStates[n]!];
 }

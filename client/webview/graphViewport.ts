@@ -107,7 +107,8 @@ export function hover(s: GraphState, n: number): void {
   }
   const shown = s.shown!;
   const state = n < shown.taskCount ? stateOf(s, n) : undefined;
-  const text = [shown.ids[n], shown.capabilities[n], state].filter((line) => line !== undefined).join('\n');
+  const said = state === 'cached' ? 'completed from the result store' : state;
+  const text = [shown.ids[n], shown.capabilities[n], said].filter((line) => line !== undefined).join('\n');
   s.tell({ type: 'tooltip', text });
 }
 

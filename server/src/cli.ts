@@ -8,12 +8,15 @@ const USAGE = `Usage: acmp-dag validate FILE... [--format text|json|sarif] [--pr
        acmp-dag run FILE [--providers FILE] [--catalog SOURCE]... [--policy fail-fast|best-effort]
                     [--max-concurrency N] [--routing cheapest|fastest|listed] [--max-cost CU]
                     [--max-task-cost CU] [--quote-timeout-ms N] [--json]
+                    [--task ID]... [--from ID]... [--upstream] [--refresh ID]... [--no-cache]
+                    [--cache-dir DIR] [--cache-max-mb N] [--cache-exclude CAP]... [--cache-per-provider]
        acmp-dag plan FILE [--providers FILE] [--catalog SOURCE]... [--quote] [--json] [--max-concurrency N]
-                     [--routing cheapest|fastest|listed] [--max-cost CU]
+                     [--routing cheapest|fastest|listed] [--max-cost CU] [--no-cache] [--cache-dir DIR]
+       acmp-dag cache stats [--json] | clear [--capability CAP] | prune [--cache-max-mb N]   (each [--cache-dir DIR])
        acmp-dag serve --stdio | --http PORT [--price-factor F] [--offer-valid-ms N] [--latency-ms N]
        acmp-dag engine start [--dir DIR] | stop [--dir DIR] [--purge]
        acmp-dag worker --engine ADDRESS [--identity-key KEY] [--providers FILE] [--port N] [--store DIR]
-                       [--admin ADDRESS] [--advertise URL]
+                       [--admin ADDRESS] [--advertise URL] [--cache-dir DIR] [--cache-max-mb N] [--no-cache]
        acmp-dag run FILE --engine ADDRESS [--detach] [--policy ...] [--max-concurrency N] [--json]
        acmp-dag runs | attach RUN_ID | cancel RUN_ID [--task TASK_ID] | report RUN_ID [--json]   (each --engine ADDRESS)
 
@@ -41,8 +44,20 @@ run       executes a DAG: one acmp/invoke per task, on the providers of the prov
   --max-task-cost    the most one task may cost, in CU (sent as max_price_cu with quotes and invokes)
   --quote-timeout-ms how long a task waits for its quotes (default 2000)
   --json             print the run report (JSON) on stdout instead of the progress
+  Results: a task whose result the result store holds (same capability, resolved input, output_type,
+  preferred_tier and metadata) completes at once from it, at 0 CU, marked cached; new results are kept.
+  --no-cache         neither take results from the store nor keep any
+  --refresh ID       run this task again whatever the store holds (repeatable, or comma-separated)
+  --task ID          run only this task (repeatable), its upstream outputs taken from the store
+  --from ID          run this task and everything downstream of it (repeatable), likewise
+  --upstream         with --task/--from: run the upstream tasks the store has no result for, too
+  --cache-dir DIR    the store's folder (default: results in the user cache folder, or $ACMP_DAG_CACHE_DIR)
+  --cache-max-mb N   the store's bound in MiB (default 512): past it, the results used least recently go
+  --cache-exclude CAP  never store nor reuse results of this capability (repeatable)
+  --cache-per-provider  a stored result serves only tasks routed to the provider that made it
   Exit codes: 0 completed, 1 failed or cancelled, 2 the DAG has errors, a task no provider offers (the
-  run does not start), or usage.
+  run does not start), upstream outputs --task/--from need are not stored, a task id named by --task,
+  --from or --refresh is not in the DAG, or usage.
   Ctrl-C, SIGTERM or SIGHUP cancels the run (exit 1); a second one quits at once (exit 128 + its number).
 plan      what a run would cost and take, before it runs: each task's provider with its price and latency
           and where each comes from (offer, advertised, history of past runs on this machine, unknown),
@@ -53,9 +68,15 @@ plan      what a run would cost and take, before it runs: each task's provider w
   --max-concurrency  tasks in flight for the wall time (default 8)
   --max-cost         a budget in CU: says whether the plan fits it
   --json             print the plan (JSON)
+  --no-cache, --cache-dir, --cache-exclude, --cache-per-provider  as for run: tasks the result store
+                     holds are planned as cached, at 0 CU
   Exit codes: 0 every task can run (within --max-cost), 1 some task cannot (no provider offers its
   capability, or every price is above its max_price_cu) or the known total is over --max-cost,
   2 the DAG has errors or usage.
+cache     the result store: stats (folder, results, bytes, oldest and last use, top capabilities; --json),
+          clear (every result, or --capability CAP's), prune (evicts the least recently used down to
+          --cache-max-mb, default 512, and compacts). --cache-dir DIR as for run. Exit codes: 0 done, 1 the
+          store could not be changed (another process compacting it), 2 usage.
 serve     exposes the built-in provider as an MCP server speaking ACMP (Layer 1), for other buyers.
   --stdio   on stdin/stdout, until stdin ends (or SIGINT, SIGTERM or SIGHUP)
   --http    Streamable HTTP at http://127.0.0.1:PORT/mcp (0 picks a free port; the URL goes to stderr),
@@ -72,7 +93,9 @@ engine    start: a local single-node Restate server reachable only by your user 
           stop: ends it; stop --purge: also removes DIR, all of the engine's data.
 worker    serves the runs' workflow on 127.0.0.1:PORT (default 9080) and registers it with the engine; takes only
           requests the engine signed (--identity-key, ACMP_ENGINE_IDENTITY_KEY, or a local engine's own key);
-          outputs above 64 KiB go to the output store DIR (default ./.acmp-outputs).
+          outputs above 64 KiB go to the output store DIR (default ./.acmp-outputs). Its runs reuse and keep
+          results in the result store --cache-dir (default the user's, as runs in memory; bounded by
+          --cache-max-mb, default 512); --no-cache: none.
 run --engine  submits a durable run, prints its id and follows it (Ctrl-C detaches; --detach: do not follow).
 runs / attach / cancel / report: list the engine's runs, follow one, cancel it (or a task and what depends
           on it), print its report. Exit codes: 3 the engine does not answer or no worker is registered, 4 no run
@@ -85,6 +108,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   validate: async () => (await import('./cli/validate.js')).validate,
   run: async () => (await import('./cli/runCommand.js')).runCommand,
   plan: async () => (await import('./cli/plan.js')).planCommand,
+  cache: async () => (await import('./cli/cache.js')).cacheCommand,
   serve: async () => (await import('./cli/serve.js')).serveCommand,
   engine: async () => (await import('./cli/engine.js')).engineCommand,
   worker: async () => (await import('./cli/worker.js')).workerCommand,

@@ -68,7 +68,7 @@ export function startServer(connection: Connection): void {
     const cached = settingsCache.get(uri);
     if (cached !== undefined) return cached;
     const asked: Promise<Settings> = connection.workspace
-      .getConfiguration({ scopeUri: uri, section: 'acmp' })
+      .getConfiguration(uri === '' ? { section: 'acmp' } : { scopeUri: uri, section: 'acmp' }) // '': the workspace's
       .then(normalizeSettings, () => normalizeSettings({}))
       .then((received) => {
         // An answer that a configuration change or a close overtook is no longer the document's.

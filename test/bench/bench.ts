@@ -19,6 +19,7 @@ import { startRun } from '../../server/src/run/executor';
 import type { RoutingPolicy } from '../../server/src/protocol/market';
 import type { ProviderConnection } from '../../server/src/run/types';
 import { planDag } from '../../server/src/run/plan';
+import { ResultStore, storeStats } from '../../server/src/run/resultStore';
 import type { DagModel } from '../../server/src/dag/model';
 import type { ProviderConfig } from '../../server/src/protocol/settings';
 import { echoLayersDag } from '../support/echoDag';
@@ -181,7 +182,8 @@ type Contender =
   | 'layout'
   | 'durable'
   | 'mid-edit'
-  | 'plan';
+  | 'plan'
+  | 'cached-run';
 const iterationsAt = (size: number): number => (size >= 100_000 ? 7 : size >= 10_000 ? 31 : 41);
 
 /** Editor requests on the text, over a real stdio connection to the built language server. */
@@ -346,6 +348,52 @@ async function measureExecutor(size: number, variant: 'echo' | 'echo-layers'): P
   };
   const figure = await measure(run, size >= 100_000 ? 3 : 11);
   return { ...figure, diagnostics: status };
+}
+
+/** A re-run with every result in the store beside the analysis of its text, and the store's size on disk. */
+interface CachedRunFigure {
+  /** Median of a re-run: the store opened, the run to its report, the store closed. */
+  readonly rerunMs: number;
+  /** Median of analyzeDag of the same text, in the same process. */
+  readonly analysisMs: number;
+  readonly runs: number;
+  /** The store's files after the first run, and the results they hold. */
+  readonly diskBytes: number;
+  readonly results: number;
+  readonly status: string;
+}
+
+const CACHED_RUN_TARGET = 2;
+
+/**
+ * The echo-layers DAG with a result of its own per task (echoDag.ts `distinctResults`), run once with the settings of
+ * `run --json --max-concurrency 100` into a store in a fresh folder; then re-run with every result in the store: what
+ * `acmp-dag run` does beyond the analysis when nothing is sent.
+ */
+async function measureCachedRun(size: number): Promise<CachedRunFigure> {
+  const text = echoLayersDag(size, 'dag_echo_layers', { distinctResults: true });
+  const analysis = analyzeDag(text, OPTIONS);
+  const plainTasks = (JSON.parse(text) as { tasks: unknown[] }).tasks;
+  const folder = mkdtempSync(join(tmpdir(), 'acmp-bench-store-'));
+  try {
+    let status = '';
+    const run = async (): Promise<void> => {
+      const store = await ResultStore.open({ folder });
+      const options = { providers: [], connect: connectProvider, maxConcurrency: 100, plainTasks };
+      const report = await startRun(analysis, { ...options, results: { store } }).done;
+      await store.close();
+      const cached = report.totals.cached?.tasks ?? 0;
+      status = `${report.status}, ${cached} of ${report.tasks.length} cached${store.problem === undefined ? '' : `; ${store.problem}`}`;
+    };
+    await run();
+    const { diskBytes, results } = storeStats(folder);
+    const iterations = iterationsAt(size);
+    const rerun = await measure(run, iterations);
+    const analysed = await measure(() => analyzeDag(text, OPTIONS), iterations);
+    return { rerunMs: rerun.medianMs, analysisMs: analysed.medianMs, runs: iterations, diskBytes, results, status };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 /** Invokes per second through one real `acmp-dag serve --stdio` process, 64 in flight. */
@@ -597,8 +645,10 @@ async function measureOne(
   | MidEditFigures
   | NegotiationFigure
   | Awaited<ReturnType<typeof measureInvokes>>
+  | CachedRunFigure
 > {
   if (contender === 'durable') return measureDurable(size);
+  if (contender === 'cached-run') return measureCachedRun(size);
   if (contender === 'negotiation') return measureNegotiation();
   if (contender === 'executor') return measureExecutor(size, variant === 'echo-layers' ? variant : 'echo');
   if (contender === 'invokes') return measureInvokes();
@@ -636,8 +686,9 @@ function measureApart(contender: 'lsp', size: number): LspFigures;
 function measureApart(contender: 'durable', size: number): DurableFigure;
 function measureApart(contender: 'mid-edit', size: number): MidEditFigures;
 function measureApart(contender: 'negotiation', size: number): NegotiationFigure;
+function measureApart(contender: 'cached-run', size: number): CachedRunFigure;
 function measureApart(
-  contender: Exclude<Contender, 'features' | 'invokes' | 'lsp' | 'durable' | 'mid-edit' | 'negotiation'>,
+  contender: Exclude<Contender, 'features' | 'invokes' | 'lsp' | 'durable' | 'mid-edit' | 'negotiation' | 'cached-run'>,
   size: number,
   variant?: Variant,
 ): Figure;
@@ -811,6 +862,13 @@ function main(): void {
   console.log(
     `\`acmp-dag run --json --max-concurrency 100\` on the 10,000 echo tasks (100-task layers), whole process, median of ${cliRun.runs}: ${cliRun.seconds.toFixed(2)} s, max RSS ${cliRun.mib?.toFixed(0) ?? 'not measured (no /usr/bin/time)'} MiB (${cliRun.status}); reference Python SDK (measured elsewhere, not run here): ${REFERENCE_SDK.seconds} s, ${REFERENCE_SDK.mib} MiB`,
   );
+  const cachedRun = measureApart('cached-run', 10_000);
+  console.log(
+    `A re-run of the 10,000 echo tasks (a result of their own each) with every result in the store (open, run, close), median of ${cachedRun.runs}: ${cachedRun.rerunMs.toFixed(1)} ms; analyzeDag of the same text ${cachedRun.analysisMs.toFixed(1)} ms (${cachedRun.status})`,
+  );
+  console.log(
+    `The result store on disk after the first run: ${(cachedRun.diskBytes / 2 ** 20).toFixed(2)} MiB for ${cachedRun.results} echo results = ${(((cachedRun.diskBytes / cachedRun.results) * 10_000) / 2 ** 20).toFixed(2)} MiB per 10,000 (${(cachedRun.diskBytes / cachedRun.results).toFixed(0)} bytes a result)`,
+  );
   const durable = measureApart('durable', 10_000);
   console.log(
     `The same 10,000 echo tasks as a durable run (\`run --engine --json --max-concurrency 100\`, one local Restate node, one worker on the built-in provider): ${durable.seconds.toFixed(2)} s = ${durable.tasksPerSecond.toFixed(0)} tasks/s; peak memory worker ${durable.workerMib.toFixed(0)} MiB, server ${durable.serverMib.toFixed(0)} MiB (${durable.status}); in memory, above: ${cliRun.seconds.toFixed(2)} s`,
@@ -871,6 +929,12 @@ function main(): void {
       unit: 's',
     },
     { name: 'run --json, 10,000 echo tasks, max RSS', measured: cliRun.mib, limit: CLI_RUN_TARGET.mib, unit: 'MiB' },
+    {
+      name: 'cached re-run / analyzeDag, 10,000 tasks',
+      measured: cachedRun.rerunMs / cachedRun.analysisMs,
+      limit: CACHED_RUN_TARGET,
+      unit: '×',
+    },
     {
       name: 'durable run, 10,000 echo tasks, tasks/s',
       measured: durable.tasksPerSecond,

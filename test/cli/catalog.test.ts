@@ -17,9 +17,12 @@ const PROVIDER_ID = 'urn:air:test:market:served';
 const scratch = mkdtempSync(join(tmpdir(), 'acmp-cli-catalog-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** The CLI as a process, awaited without blocking this one (the catalog is served from here). */
+/**
+ * `acmp-dag run` as a process, awaited without blocking this one (the catalog is served from here). The runs share a
+ * cache folder (a catalog's last good copy serves the next), but not the result store: each run sends its tasks.
+ */
 function cli(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, [CLI, ...args, '--no-cache'], {
     cwd: scratch,
     env: { ...process.env, ACMP_DAG_CACHE_DIR: join(scratch, 'cache') },
   });

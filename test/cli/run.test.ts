@@ -14,11 +14,17 @@ const CLI = process.env.ACMP_CLI_BUNDLE ?? resolve(__dirname, '../../dist/cli.js
 const ROOT = resolve(__dirname, '../..');
 const PIPELINE = 'examples/text-pipeline.acmp-dag.json';
 
-const cli = (...args: string[]) =>
-  spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
-
 const scratch = mkdtempSync(join(tmpdir(), 'acmp-run-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** The environment of a run that starts from an empty cache folder: no result of another run serves it. */
+const freshCache = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  ACMP_DAG_CACHE_DIR: mkdtempSync(join(scratch, 'cache-')),
+});
+
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: freshCache() });
 
 function writeJson(name: string, value: unknown): string {
   const file = join(scratch, name);
@@ -193,7 +199,7 @@ describe('acmp-dag run', () => {
         encoding: 'utf8',
         timeout: 60_000,
         env: {
-          ...process.env,
+          ...freshCache(),
           TMPDIR: temporary,
           ...(budget === undefined ? {} : { ACMP_RUN_MEMORY_BUDGET_BYTES: budget }),
         },
@@ -307,6 +313,7 @@ describe('acmp-dag run against acmp-dag serve in another process', () => {
         cwd: ROOT,
         encoding: 'utf8',
         timeout: 60_000,
+        env: freshCache(),
       });
       assert.equal(result.status, 0, result.stderr);
       const report = reportOf(result.stdout);

@@ -318,7 +318,8 @@ describe('a stop signal ends a run as Ctrl-C does', () => {
         edges: [],
       });
       // No memory for outputs: task_quick's goes to a folder under TMPDIR at once.
-      const { child, finished, printed } = runCli(['run', dag, '--providers', providers], {
+      // --no-cache: each signal's run sends task_quick, which an earlier one's stored result would complete.
+      const { child, finished, printed } = runCli(['run', dag, '--providers', providers, '--no-cache'], {
         env: { TMPDIR: temporary, ACMP_RUN_MEMORY_BUDGET_BYTES: '0' },
       });
       await Promise.all([

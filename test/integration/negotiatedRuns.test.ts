@@ -23,9 +23,12 @@ function writeJson(name: string, value: unknown): string {
   return file;
 }
 
-/** `acmp-dag ...args` as a process: its exit code and output (the HTTP provider serves meanwhile). */
+/**
+ * `acmp-dag ...args` (run or plan) as a process: its exit code and output (the HTTP provider serves meanwhile). Without
+ * the result store: every task here is bought, and tasks of the same input would otherwise share one result.
+ */
 function cli(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI_BUNDLE, ...args], {
+  const child = spawn(process.execPath, [CLI_BUNDLE, ...args, '--no-cache'], {
     env: { ...process.env, ACMP_DAG_CACHE_DIR: join(scratch, 'cache') },
   });
   let stdout = '';

@@ -232,6 +232,40 @@ describe('acmp-dag serve --stdio', { timeout: SUITE_TIMEOUT_MS }, () => {
     });
   });
 
+  test('a run against it checks every proof, input_hash included (a field reference, a stream_eligible edge)', async () => {
+    const proved = { proof_method: 'result-hash' };
+    const analysis = analyzeDag(
+      JSON.stringify({
+        dag_id: 'dag_proofs',
+        tasks: [
+          { task_id: 'task_split', capability: 'text-split', input: REVIEW, ...proved },
+          {
+            task_id: 'task_first',
+            capability: 'sentiment-analysis',
+            input: { source: { from_task: 'task_split', field: 'data.chunks[0]' } },
+            ...proved,
+          },
+          { task_id: 'task_source', capability: 'echo', input: REVIEW, ...proved },
+          { task_id: 'task_streamed', capability: 'echo', input: { source: { from_task: 'task_source' } }, ...proved },
+        ],
+        edges: [
+          { from: 'task_split', to: 'task_first' },
+          { from: 'task_source', to: 'task_streamed', stream_eligible: true },
+        ],
+      }),
+    );
+    const report = await startRun(analysis, { providers: [config], connect: createConnector() }).done;
+    assert.deepEqual(
+      report.tasks.map((task) => [task.task_id, task.state, task.proof, task.violations]),
+      ['task_split', 'task_first', 'task_source', 'task_streamed'].map((id) => [
+        id,
+        'completed',
+        'verified',
+        undefined,
+      ]),
+    );
+  });
+
   test('a message over 10 MiB ends the session, and stderr says why', async () => {
     const child = spawn(config.command!, config.args!, { stdio: ['pipe', 'ignore', 'pipe'] });
     let stderr = '';

@@ -40,8 +40,9 @@ const SLOW_DAG = JSON.stringify({
   ],
 });
 
-/** The built-in provider, and one that never answers for SLOW_DAG's slow-thing. */
+/** The built-in provider, and one that never answers for SLOW_DAG's slow-thing; a result store of these tests alone. */
 const SLOW_PROVIDERS = {
+  cache: { folder: mkdtempSync(join(tmpdir(), 'acmp-run-lsp-store-')) },
   providers: [
     { id: 'local', transport: 'builtin' },
     {
@@ -53,6 +54,8 @@ const SLOW_PROVIDERS = {
     },
   ],
 };
+
+after(() => rmSync(SLOW_PROVIDERS.cache.folder, { recursive: true, force: true }));
 
 describe('running DAGs over LSP', () => {
   let session: LspSession;
@@ -139,7 +142,8 @@ describe('running DAGs over LSP', () => {
   test("eventBatches: the events in order in acmp/runEvents batches, a task's start folded into its end, the report only in the answer", async () => {
     const uri = await open(PIPELINE);
     const runId = 'run-batched-1';
-    const report = await runDag({ uri, runId, eventBatches: true });
+    // Every task invoked, not completed from the store at once: the batches show each task's start and end.
+    const report = await runDag({ uri, runId, eventBatches: true, noCache: true });
     assert.equal(report.status, 'completed');
     assert.ok(!events.some((params) => params.event.run_id === runId), 'no single acmp/runEvent');
     const mine = batches.filter((params) => params.uri === uri);

@@ -162,14 +162,18 @@ export async function partitionLeader(nodes: readonly EngineProcess[]): Promise<
   throw new Error(`no node leads the partition: ${led.join(', ')}`);
 }
 
-/** `acmp-dag worker` as its own process; resolves once it registered. */
+/**
+ * `acmp-dag worker` as its own process; resolves once it registered. Its runs reuse and keep results in the result
+ * store `cache` names, and in none without it: the tests that run a DAG again expect it sent again.
+ */
 export async function startWorker(
   engine: { readonly ingress: string; readonly admin: string; readonly identityKey: string },
-  options: { port: number; providers?: string; store: string; advertise?: string },
+  options: { port: number; providers?: string; store: string; advertise?: string; cache?: string },
 ): Promise<ChildProcess> {
   const args = [CLI, 'worker', '--engine', engine.ingress, '--admin', engine.admin, '--port', String(options.port)];
   args.push('--identity-key', engine.identityKey);
   args.push('--store', options.store);
+  args.push(...(options.cache === undefined ? ['--no-cache'] : ['--cache-dir', options.cache]));
   if (options.advertise !== undefined) args.push('--advertise', options.advertise);
   if (options.providers !== undefined) args.push('--providers', options.providers);
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,7 +1,7 @@
 // A durable run's task step (run/durable/taskStep.ts) with the built-in provider, and the output store of a real
 // folder: a task id that is a path does not name the file its large output goes to; a store that cannot take an
 // output, or give back an input, fails the task with a message as the step's outcome (journaled, never sent again),
-// and a task whose input cannot be made is not invoked.
+// a task whose input cannot be made is not invoked, and a proof's input_hash is checked against the input sent.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,8 @@ import { type StepOutcome, type TaskStep, inputFromStore, runTaskStep } from '..
 import { ACMP_ERRORS } from '../../server/src/protocol/acmpMessages';
 import { BUILTIN_PROVIDER } from '../../server/src/run/pricing';
 import { ProviderPool } from '../../server/src/run/routing';
+import { resultHash } from '../../server/src/run/proof';
+import { ScriptedProvider, answer, scriptedConnector } from '../support/scriptedProviders';
 
 const EVIL = 'task_/../../sub/evil';
 const BIG = 'x'.repeat(DEFAULT_JOURNAL_OUTPUT_BYTES + 1);
@@ -109,6 +111,39 @@ test('a store that cannot take the output fails the task with a message, as its 
   const small = await run(stepOf('run-blocked', 0, literal('small')), blocked);
   assert.ok(small.ok);
   assert.deepEqual(small.output, { type: 'text', data: 'small' } satisfies TaskOutput);
+});
+
+test("a proof's input_hash is checked against the input the step sent", async () => {
+  const store = mkdtempSync(join(scratch, 'store-'));
+  const proved = { ...plainTasks[0]!, proof_method: 'result-hash' };
+  const honest = await run({ ...stepOf('run-proof', 0, literal('small')), plain: proved }, store);
+  assert.ok(honest.ok);
+  assert.deepEqual([honest.proof, honest.violations], ['verified', []]);
+
+  const elsewhere: TaskOutput = { type: 'text', data: 'another input' };
+  const liar = new ScriptedProvider('liar', {
+    echo: (call) =>
+      answer(call, call.params.input!, {
+        proof: { method: 'result-hash', hash: resultHash(call.params.input!), input_hash: resultHash(elsewhere) },
+      }),
+  });
+  const liars = new ProviderPool([{ id: 'liar', transport: 'stdio' }], scriptedConnector(liar));
+  try {
+    const step = { ...stepOf('run-proof', 0, literal('small')), plain: proved, candidates: liars.candidates('echo') };
+    const lied = await runTaskStep(step, {
+      pool: liars,
+      storeDir: store,
+      journalLimitBytes: DEFAULT_JOURNAL_OUTPUT_BYTES,
+      signal: new AbortController().signal,
+    });
+    assert.ok(lied.ok);
+    assert.deepEqual(
+      [lied.proof, lied.violations],
+      ['mismatch', ["the result-hash proof's input_hash does not match the input sent"]],
+    );
+  } finally {
+    await liars.closeAll();
+  }
 });
 
 test('an input the store cannot give back fails the task, which is not invoked', async () => {

@@ -1,5 +1,8 @@
 // The executor's rules (design.md §5-§7, Layer 2 §2-§5, Layer 1), each against scripted in-process providers.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { analyzeDag } from '../../server/src/dag/analyze';
 import type { TaskOutput, RunEvent, RunReport, TaskReport } from '../../server/src/protocol/report';
@@ -9,6 +12,7 @@ import { startRun } from '../../server/src/run/executor';
 import { NoProviderRefused } from '../../server/src/run/refused';
 import { RunRefused } from '../../server/src/run/refused';
 import { resultHash } from '../../server/src/run/proof';
+import { ResultStore, storeStats } from '../../server/src/run/resultStore';
 import {
   ACMP_ERRORS,
   AcmpError,
@@ -913,6 +917,135 @@ test('result-hash proofs are verified, mismatched (a violation) or absent', LIMI
   );
   assert.equal(invokeOf(p, 'task_right')!.proof_method, 'result-hash');
 });
+
+/** Answers `output` with a result-hash proof whose input_hash commits to `committed` (the input it was sent if absent). */
+const proving =
+  (output: TaskOutput, { committed, hash }: { committed?: TaskOutput; hash?: string } = {}): Behaviour =>
+  async (call) => {
+    const input =
+      call.params.input_stream === true ? assembleChunks((await call.input).map((c) => c.chunk)) : call.params.input!;
+    const proof = {
+      method: 'result-hash',
+      hash: hash ?? resultHash(output),
+      input_hash: resultHash(committed ?? input),
+    };
+    return answer(call, output, { proof });
+  };
+const OUTPUT_FAILED = 'the result-hash proof does not match the output';
+const INPUT_FAILED = "the result-hash proof's input_hash does not match the input sent";
+
+test("a proof's input_hash is checked against the input sent, a resolved reference's included", LIMIT, async () => {
+  const upstream: TaskOutput = { type: 'json', data: { b: 1, a: [1, 'x'] } };
+  const p = new ScriptedProvider('p', {
+    up: proving(upstream),
+    honest: proving(text('done')),
+    lying: proving(text('done'), { committed: text('another input') }),
+    both: proving(text('done'), { committed: text('another input'), hash: 'sha256:00' }),
+    // Commits to the whole upstream output, not to the value at the field path it was sent.
+    unresolved: proving(text('done'), { committed: upstream }),
+    hashOnly: (call) =>
+      answer(call, text('done'), { proof: { method: 'result-hash', hash: resultHash(text('done')) } }),
+  });
+  const { run } = start(
+    dag(
+      [
+        task('task_up', 'up', text('x')),
+        task('task_honest', 'honest', from('task_up', 'data.a')),
+        task('task_lying', 'lying', text('x')),
+        task('task_both', 'both', text('x')),
+        task('task_unresolved', 'unresolved', from('task_up', 'data.a')),
+        task('task_hash_only', 'hashOnly', text('x')),
+      ],
+      [edge('task_up', 'task_honest'), edge('task_up', 'task_unresolved')],
+    ),
+    [p],
+  );
+  const report = await run.done;
+  assert.deepEqual(invokeOf(p, 'task_honest')!.input, { type: 'json', data: [1, 'x'] });
+  assert.deepEqual(
+    report.tasks.map((entry) => [entry.task_id, entry.state, entry.proof, entry.violations]),
+    [
+      ['task_up', 'completed', 'verified', undefined],
+      ['task_honest', 'completed', 'verified', undefined],
+      ['task_lying', 'completed', 'mismatch', [INPUT_FAILED]],
+      ['task_both', 'completed', 'mismatch', [OUTPUT_FAILED, INPUT_FAILED]],
+      ['task_unresolved', 'completed', 'mismatch', [INPUT_FAILED]],
+      ['task_hash_only', 'completed', 'verified', undefined],
+    ],
+  );
+});
+
+test(
+  "an input that streamed in: the proof's input_hash is checked against the source's whole output",
+  LIMIT,
+  async () => {
+    for (const [committed, proof, violations] of [
+      [undefined, 'verified', undefined],
+      [text('Hello world'), 'mismatch', [INPUT_FAILED]],
+    ] as const) {
+      const s: ScriptedProvider = new ScriptedProvider('s', {
+        produce: produce(() => whenInvoked(s, 'task_d')),
+        consume: proving(text('done'), committed === undefined ? {} : { committed }),
+      });
+      const { run } = start(
+        dag(
+          [task('task_u', 'produce', text('go')), task('task_d', 'consume', from('task_u'))],
+          [edge('task_u', 'task_d', true)],
+        ),
+        [s],
+      );
+      const report = await run.done;
+      assert.equal(invokeOf(s, 'task_d')!.input_stream, true, 'the input streamed in');
+      assert.deepEqual(report.streamed_edges, [{ from: 'task_u', to: 'task_d' }]);
+      const downstream = taskIn(report, 'task_d');
+      assert.deepEqual([downstream.state, downstream.proof, downstream.violations], ['completed', proof, violations]);
+    }
+  },
+);
+
+test(
+  'a result whose hash or input_hash fails is not stored and is sent again next run; a good one is reused',
+  LIMIT,
+  async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'acmp-dag-proof-store-'));
+    try {
+      const p = new ScriptedProvider('p', {
+        good: proving(text('good')),
+        badHash: proving(text('bad hash'), { hash: 'sha256:00' }),
+        badInput: proving(text('bad input'), { committed: text('another input') }),
+      });
+      const analysis = dag([
+        task('task_good', 'good', text('x')),
+        task('task_bad_hash', 'badHash', text('x')),
+        task('task_bad_input', 'badInput', text('x')),
+      ]);
+      const reports: RunReport[] = [];
+      for (let round = 0; round < 2; round++) {
+        const store = await ResultStore.open({ folder });
+        reports.push(await start(analysis, [p], { results: { store } }).run.done);
+        await store.close();
+        assert.equal(store.problem, undefined);
+      }
+      const invokes = (capability: string) => p.invokes().filter((params) => params.capability === capability).length;
+      assert.deepEqual([invokes('good'), invokes('badHash'), invokes('badInput')], [1, 2, 2]);
+      const [first, second] = reports as [RunReport, RunReport];
+      assert.equal(taskIn(second, 'task_good').cached?.run_id, first.run_id);
+      assert.deepEqual(taskIn(second, 'task_good').output, text('good'));
+      for (const report of reports) {
+        assert.equal(taskIn(report, 'task_bad_hash').proof, 'mismatch');
+        assert.equal(taskIn(report, 'task_bad_input').proof, 'mismatch');
+        assert.equal(taskIn(report, 'task_bad_input').cached, undefined);
+      }
+      const stats = storeStats(folder);
+      assert.deepEqual(
+        stats.byCapability.map((row) => [row.capability, row.results]),
+        [['good', 1]],
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  },
+);
 
 test('a DAG with errors is refused at once, listing them', () => {
   const connect = scriptedConnector();

@@ -9,6 +9,7 @@ import * as esbuild from 'esbuild';
 import { JSDOM, VirtualConsole } from 'jsdom';
 import {
   type FromGraphPage,
+  type ShownState,
   StateChanges,
   type ToGraphPage,
   graphHtml,
@@ -16,7 +17,6 @@ import {
   taskIndexes,
 } from '../../client/src/graphPage';
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
-import type { TaskState } from '../../server/src/protocol/report';
 import type { DagGraph } from '../../server/src/protocol/runMessages';
 
 const ROOT = resolve(__dirname, '../..');
@@ -232,7 +232,7 @@ function assertNothingInterpreted(page: Page): void {
 function statesOf(
   graph: DagGraph,
   reset: boolean,
-  changes: readonly (readonly [taskId: string, state?: TaskState])[],
+  changes: readonly (readonly [taskId: string, state?: ShownState])[],
   running: boolean,
 ): ToGraphPage {
   const changed = new StateChanges(taskIndexes(graph));
@@ -385,6 +385,33 @@ describe('the graph webview, rendered in a DOM', () => {
     page.pointer('pointermove', reordered.layout!, 0);
     assert.equal(tooltip(page), c);
     assert.match(status(page), / · last run: 1\/1 finished$/);
+  });
+
+  test('a task completed from the result store is told from one that ran, and counts as finished', async () => {
+    const page = openPage();
+    const graph = laidOut(graphOf('dag_cached', [node('task_split'), node('task_score')]));
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
+    page.send(
+      statesOf(
+        graph,
+        true,
+        [
+          ['task_split', 'cached'],
+          ['task_score', 'completed'],
+        ],
+        false,
+      ),
+    );
+    await page.frame();
+    page.pointer('pointermove', graph.layout!, 0);
+    assert.equal(tooltip(page), 'task_split\ncompleted from the result store');
+    page.pointer('pointermove', graph.layout!, 1);
+    assert.equal(tooltip(page), 'task_score\ncompleted');
+    assert.match(status(page), / · last run: 2\/2 finished$/);
+    assert.ok(
+      [...page.window.document.querySelectorAll('#legend li')].some((item) => item.textContent === 'cached'),
+      'the legend shows how a cached task looks',
+    );
   });
 
   test('states reach the boxes of focus mode, and the whole graph keeps them', async () => {

@@ -281,6 +281,37 @@ describe('planDag: routing', () => {
   });
 });
 
+describe('planDag: results the store holds', () => {
+  test('a stored task is planned at 0 CU and 0 ms (cached), out of the known total, and the words say so', () => {
+    const providers = [provider('timed', { 'acmp:price_cu': 0.002, 'acmp:latency_p99_ms': 1000 })];
+    const model = modelOf(THREE_SUMMARIES);
+    const stored = {
+      run_id: '1b2c3d4e-0000-4000-8000-000000000000',
+      task_id: 'task_a',
+      made_at: '2026-12-06T10:41:00.000Z',
+      cost_cu: 0.002,
+      output: { type: 'text', data: 'x' },
+      provider_id: 'timed',
+      capability: 'summarization',
+      proof: 'absent',
+    } as const;
+    const plan = planDag(model, providers, { stored: [stored, undefined, undefined] });
+    const [cached, next] = plan.tasks;
+    assert.deepEqual(cached!.price, { value: 0, basis: 'cached' });
+    assert.deepEqual(cached!.latency, { value: 0, basis: 'cached' });
+    assert.equal(cached!.provider_id, 'timed');
+    assert.equal(cached!.cached!.run_id, stored.run_id);
+    assert.match(cached!.reason, /^its result is in the result store \(run 1b2c3d4e…, 2026-12-06 \d\d:\d\d\)$/);
+    assert.deepEqual(next!.price, { value: 0.002, basis: 'advertised' });
+    assert.deepEqual(plan.total, { known_cu: 0.004, unpriced: 0, cached: 1 });
+    assert.equal(plan.critical_path.latency_ms, 2000);
+    assert.equal(planSummary(plan), '≈ 0.004 CU for 2 tasks (1 cached) · 2.0 s critical path');
+    assert.match(planText(plan), /Total:\n {2}0\.004 CU for the 2 tasks of known price\n {2}1 task cached/);
+    const allStored = planDag(model, providers, { stored: [stored, stored, stored] });
+    assert.equal(planSummary(allStored), '0 CU: all 3 tasks are cached · 0 ms critical path');
+  });
+});
+
 describe('requestQuotes: a plan asks and judges as a run does', () => {
   test('a provider that does not advertise quotes is not asked; one silent past the wait is no route', async () => {
     const model = modelOf(THREE_SUMMARIES);

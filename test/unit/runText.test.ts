@@ -6,10 +6,12 @@ import { runReport } from '../../client/src/runReport';
 import {
   budgetInputError,
   firstFailure,
+  needsUpstreamMessage,
   refusalMessage,
   runDescription,
   runDetails,
   runEndMessage,
+  stateCounts,
   suggestedBudget,
   taskDescription,
   taskDetails,
@@ -205,4 +207,48 @@ test("Raise Budget suggests the plan's estimate when known and above the old bud
   for (const bad of ['', ' ', '0', '-1', 'abc', 'Infinity', '1e400'])
     assert.ok(budgetInputError(bad), `refused: ${bad}`);
   for (const good of ['0.05', ' 2 ', '1e-3']) assert.equal(budgetInputError(good), undefined, good);
+});
+
+test('a task from the result store says so in its row and tooltip, and its run counts such tasks and what they saved', () => {
+  const madeAt = new Date();
+  madeAt.setHours(10, 41, 0, 0);
+  const cached: TaskSnapshot = {
+    ...completed,
+    taskId: 'task_score',
+    costCu: 0,
+    cached: {
+      run_id: '1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901',
+      task_id: 'task_score',
+      made_at: madeAt.toISOString(),
+      cost_cu: 0.001,
+    },
+  };
+  assert.equal(taskDescription(cached), 'completed · cached');
+  const storeLine = taskDetails(cached).find((line) => line.startsWith('result store: '));
+  assert.match(storeLine ?? '', /^result store: from run 1b2c3d4e… \(made 10:41(?: AM)?, saved 0\.001 CU\)$/);
+  assert.equal(
+    taskDetails(completed).find((line) => line.startsWith('result store: ')),
+    undefined,
+  );
+
+  const mixed = run([completed, cached, { ...cached, taskId: 'task_other' }, failed], 'failed');
+  assert.match(runDescription(mixed), /^failed · 3 ✓ \(2 cached\) · \d/);
+  assert.equal(stateCounts(mixed), '3 completed (2 cached), 1 failed');
+  assert.ok(runDetails(mixed).includes('2 outputs from the result store saved 0.002 CU'));
+  // A run without cached tasks reads as before.
+  assert.match(runDescription(run([completed], 'completed')), /^completed · \d/);
+  assert.equal(stateCounts(run([completed, failed], 'failed')), '1 completed, 1 failed');
+});
+
+test('a part of a DAG refused for upstream outputs the store lacks names them, the first five and how many more', () => {
+  assert.equal(
+    needsUpstreamMessage('file:///work/my%20pipeline.acmp-dag.json', ['task_split']),
+    'my pipeline.acmp-dag.json: the result store has no output of task_split, which this run needs. Run it too?',
+  );
+  const many = Array.from({ length: 7 }, (_, index) => `task_${index}`);
+  assert.equal(
+    needsUpstreamMessage('file:///work/d.acmp-dag.json', many),
+    'd.acmp-dag.json: the result store has no output of task_0, task_1, task_2, task_3, task_4 and 2 more, which ' +
+      'this run needs. Run them too?',
+  );
 });

@@ -5,7 +5,7 @@
 // DAG with errors, 3 the engine does not answer, 4 no run of that id.
 import { randomUUID } from 'node:crypto';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { runRequestOf } from '../run/durable/durableRun';
+import { type DurableCacheOptions, runRequestOf } from '../run/durable/durableRun';
 import { type JournaledOutput, isOutputRef } from '../run/durable/outputStore';
 import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunReport } from '../protocol/report';
@@ -20,7 +20,8 @@ import { UsageError } from './usage';
 
 const write = (line: string): void => void process.stdout.write(`${line}\n`);
 
-export interface DurableRunOptions {
+/** `run FILE --engine`'s options; the cache's (--no-cache, --refresh, the cache settings) go to the worker's store. */
+export interface DurableRunOptions extends DurableCacheOptions {
   readonly engine: string | undefined;
   readonly text: string;
   readonly dagId: string;

@@ -1,5 +1,6 @@
 // What `acmp-dag run` and the durable runs print on a terminal: a line per event worth one, then a summary.
 import type { RunEvent, RunReport, TaskState } from '../protocol/report';
+import { cachedFromText } from '../run/planText';
 import { StoredOutput } from '../run/spilledOutputs';
 
 const STATE_MARK: Record<TaskState, string> = {
@@ -37,6 +38,13 @@ export function progressPrinter(write: (line: string) => void): (event: RunEvent
         return;
       case 'task-state': {
         if (event.state === 'pending') return;
+        if (event.cached !== undefined) {
+          const { cost_cu: saved } = event.cached;
+          write(
+            `${elapsed(event.at)}  ${STATE_MARK.completed}  ${event.task_id.padEnd(width.id)}  ${'cached'.padEnd(9)}  ${cachedFromText(event.cached)}${saved > 0 ? `, ${formatCost(saved)} saved` : ''}`,
+          );
+          return;
+        }
         const parts = [
           elapsed(event.at),
           STATE_MARK[event.state],
@@ -78,12 +86,19 @@ export function progressPrinter(write: (line: string) => void): (event: RunEvent
   };
 }
 
+/** `; 5 from the result store, 0.005 CU saved`, when the store served tasks. */
+function cachedText(report: RunReport): string {
+  const cached = report.totals.cached;
+  if (cached === undefined || cached.tasks === 0) return '';
+  return `; ${cached.tasks} from the result store, ${formatCost(cached.saved_cu)} saved`;
+}
+
 export function summary(report: RunReport): string {
   const count = (state: TaskState) => report.tasks.filter((task) => task.state === state).length;
   const duration = Date.parse(report.finished_at) - Date.parse(report.started_at);
   const lines = [
     '',
-    `${report.status} in ${duration} ms: ${count('completed')} completed, ${count('failed')} failed, ${count('cancelled')} cancelled; ${formatCost(report.totals.cost_cu)}, ${report.totals.tokens_used} tokens`,
+    `${report.status} in ${duration} ms: ${count('completed')} completed, ${count('failed')} failed, ${count('cancelled')} cancelled; ${formatCost(report.totals.cost_cu)}, ${report.totals.tokens_used} tokens${cachedText(report)}`,
   ];
   const mismatched = report.tasks.filter((task) => task.proof === 'mismatch').map((task) => task.task_id);
   if (mismatched.length > 0) lines.push(`result-hash proof MISMATCH: ${mismatched.join(', ')}`);

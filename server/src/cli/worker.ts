@@ -2,7 +2,9 @@
 // deployment on 127.0.0.1 and registers it with the engine's admin API. It takes only requests the engine signed with
 // its request-identity key (requestIdentity.ts): anything else that reaches its port is refused with 401. A worker keeps nothing of its own between requests (the
 // journal is in the engine, large outputs in the output store), so a crashed worker is replaced by starting another
-// at the same address, and several may serve one deployment behind one address (--advertise).
+// at the same address, and several may serve one deployment behind one address (--advertise). Its runs reuse and
+// keep results in the result store (--cache-dir, default the user's; --cache-max-mb; --no-cache for none), opened by
+// each run and closed at its end, so that runs in memory and on other workers sharing the folder see each other's.
 import '../run/durable/withResolvers';
 import { createEndpointHandler } from '@restatedev/restate-sdk';
 import { type Http2Server, type Http2Session, createServer } from 'node:http2';
@@ -20,6 +22,8 @@ import { runSecrets } from '../run/redaction';
 import type { ProviderConfig } from '../protocol/settings';
 import { ProviderPool } from '../run/routing';
 import { EngineUnreachable, engineRequest, parseEngineAddress } from '../run/durable/engineHttp';
+import { DEFAULT_MAX_BYTES, resultStoreFolder } from '../run/resultStore';
+import { parseMaxBytes } from './cache';
 import { addressOption, adminUrlFor, engineOption, identityKeyFor } from './engineUrl';
 import { loadProviders } from './providersFile';
 import { UsageError } from './usage';
@@ -41,6 +45,9 @@ export async function workerCommand(args: string[]): Promise<number> {
       store: { type: 'string' },
       advertise: { type: 'string' },
       'identity-key': { type: 'string' },
+      'cache-dir': { type: 'string' },
+      'cache-max-mb': { type: 'string' },
+      'no-cache': { type: 'boolean', default: false },
     },
   });
   if (positionals.length > 0) throw new UsageError('worker takes no FILE');
@@ -49,6 +56,12 @@ export async function workerCommand(args: string[]): Promise<number> {
   const port = values.port === undefined ? DEFAULT_WORKER_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port needs a port number, not "${values.port}"`);
+  const results = values['no-cache']
+    ? undefined
+    : {
+        folder: resolve(resultStoreFolder(values['cache-dir'])),
+        maxBytes: parseMaxBytes(values['cache-max-mb'], DEFAULT_MAX_BYTES),
+      };
   const providers = await loadProviders(values.providers);
   const pool = new ProviderPool(providers, connectProvider);
   const storeDir = resolve(values.store ?? DEFAULT_STORE_DIR);
@@ -62,7 +75,13 @@ export async function workerCommand(args: string[]): Promise<number> {
   // The SDK logs each invocation's start and end at INFO: a worker serving 10,000s of steps says only what is wrong.
   process.env.RESTATE_LOGGING ??= 'WARN';
   const handler = createEndpointHandler({
-    services: durableServices({ pool, storeDir, journalLimitBytes: journalLimit(), secrets: runSecrets(providers) }),
+    services: durableServices({
+      pool,
+      storeDir,
+      journalLimitBytes: journalLimit(),
+      secrets: runSecrets(providers),
+      ...(results === undefined ? {} : { results }),
+    }),
     identityKeys: [identityKey],
   });
   const { server, sessions, ownUrl } = await listen(handler, port);
@@ -77,7 +96,7 @@ export async function workerCommand(args: string[]): Promise<number> {
     return error instanceof EngineUnreachable ? 3 : 1;
   }
   process.stdout.write(
-    `acmp-dag worker: serving durable runs at ${ownUrl}, registered as ${uri} with ${admin} (outputs in ${storeDir})\n`,
+    `acmp-dag worker: serving durable runs at ${ownUrl}, registered as ${uri} with ${admin} (outputs in ${storeDir}, ${results === undefined ? 'no result store' : `results in ${results.folder}`})\n`,
   );
   await new Promise((stop) => {
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, stop);

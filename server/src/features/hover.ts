@@ -1,7 +1,7 @@
 // Hover: on a task id, the task (capability, input, upstream and downstream, price) and its plan (the providers that
 // may take it, their terms, the one chosen and why); on `dag_id`, the plan's summary and the DAG's figures; on a field
 // path, what it selects; on a capability, what the built-in provider does with it; on a property name, the schema's
-// documentation.
+// documentation. A task whose result the result store holds says when and by whom it was made.
 import { type Hover, MarkupKind } from 'vscode-languageserver';
 import type { DagAnalysis } from '../dag/analyze';
 import { builtinCapability } from '../protocol/builtinCatalog';
@@ -12,8 +12,11 @@ import { dagJsonSchema } from '../dag/jsonSchema';
 import type { TaskDeclaration } from '../dag/model';
 import { type ObjectKind, type Site, siteAt, siteString } from '../dag/site';
 import { nodeRange } from '../lspRanges';
+import { cachedFromText, formatCu } from '../run/planText';
+import type { StoredResult } from '../run/types';
 import { type Feature, type FeatureContext, analysisOf } from './feature';
 import { plannedTaskHover, plansOf } from './plan';
+import { resultStoresOf } from './resultStore';
 import { describeValue, knownOutput, preview } from './outputs';
 
 /** Inline code that survives backticks in the text. */
@@ -199,6 +202,33 @@ async function planText(context: FeatureContext, uri: string, site: Site): Promi
   return task === undefined || plan === undefined ? undefined : plannedTaskHover(task, plan.plan.policy);
 }
 
+/** What a task's hover says of the result the store holds for it. */
+function cachedResultLine(taskId: string, stored: StoredResult): string {
+  const made = stored.task_id === taskId ? '' : ` for task ${code(stored.task_id)}`;
+  return (
+    `**Cached result:** made${made} by provider ${code(stored.provider_id)} in ${cachedFromText(stored)} ` +
+    `(cost ${formatCu(stored.cost_cu)} then; a run reuses it at no cost)`
+  );
+}
+
+/** The result the store holds for the task a hover is on, as a run would find it; undefined when none. */
+async function cachedText(
+  context: FeatureContext,
+  uri: string,
+  analysis: DagAnalysis,
+  site: Site,
+): Promise<string | undefined> {
+  if (site.kind !== 'task-id' && site.kind !== 'edge-end' && site.kind !== 'reference') return undefined;
+  const id = siteString(site);
+  const task = id === undefined ? undefined : analysis.model.taskById.get(id);
+  if (id === undefined || task === undefined) return undefined;
+  const settings = await context.settingsFor(uri);
+  const stores = resultStoresOf(context);
+  const store = await stores.viewOf(settings.cache);
+  const stored = store === undefined ? undefined : stores.storedIn(store, analysis, settings)?.[task.index];
+  return stored === undefined ? undefined : cachedResultLine(id, stored);
+}
+
 export const hoverFeature: Feature = {
   capabilities: { hoverProvider: true },
   register(context) {
@@ -207,9 +237,13 @@ export const hoverFeature: Feature = {
       if (open === undefined) return null;
       const { document, analysis } = open;
       const site = siteAt(analysis.document, analysis.model, document.offsetAt(position));
-      const described = hoverText(analysis, site, context.lastOutputs.get(textDocument.uri));
-      if (described === undefined) return null;
-      const planned = await planText(context, textDocument.uri, site);
+      const shown = hoverText(analysis, site, context.lastOutputs.get(textDocument.uri));
+      if (shown === undefined) return null;
+      const [cached, planned] = await Promise.all([
+        cachedText(context, textDocument.uri, analysis, site),
+        planText(context, textDocument.uri, site),
+      ]);
+      const described = cached === undefined ? shown : `${shown}\n\n${cached}`;
       // The plan may have been made of a newer text: it is shown only for the text the range is of.
       const stillCurrent = context.documents.get(textDocument.uri)?.version === document.version;
       const text =

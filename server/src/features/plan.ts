@@ -1,6 +1,7 @@
 // The plan of a DAG in the editor (run/plan.ts): the request `acmp/plan` (and its quotes), the CodeLens on `dag_id`
 // with the plan's summary, and what hover shows of it. A plan is made on demand, once per document version, providers,
-// run settings and price history, and never reaches a provider unless quotes are asked for.
+// run settings, price history and state of the result store (the tasks it holds are planned at 0), and never reaches
+// a provider unless quotes are asked for.
 import {
   type ClientCapabilities,
   type CodeLens,
@@ -19,8 +20,11 @@ import { type PlanOptions, planDag } from '../run/plan';
 import { latencyText, planMarkdown, planSummary, priceText } from '../run/planText';
 import { type PriceHistory, readPriceHistory } from '../run/priceHistory';
 import { requestQuotes } from '../run/quotes';
+import type { ResultStore } from '../run/resultStore';
+import type { StoredResult } from '../run/types';
 import { nodeRange } from '../lspRanges';
 import { type Feature, type FeatureContext, analysisOf } from './feature';
+import { resultStoresOf } from './resultStore';
 
 /** A run's limits from the settings (0: none). */
 export function budgetOf(settings: Settings): Budget {
@@ -31,11 +35,16 @@ export function budgetOf(settings: Settings): Budget {
   };
 }
 
-const planOptions = (settings: Settings, history: PriceHistory | undefined): PlanOptions => ({
+const planOptions = (
+  settings: Settings,
+  history: PriceHistory | undefined,
+  stored: readonly (StoredResult | undefined)[] | undefined,
+): PlanOptions => ({
   policy: settings.run.routing,
   concurrency: settings.run.maxConcurrency,
   budget: budgetOf(settings),
   ...(history === undefined ? {} : { history }),
+  ...(stored === undefined ? {} : { stored }),
 });
 
 /** The run's budget as the summary names it; undefined when there is none. */
@@ -47,6 +56,8 @@ interface PlanEntry {
   readonly providers: readonly ProviderConfig[];
   readonly run: string;
   readonly history: PriceHistory | undefined;
+  /** The view of the result store it was made with (runs keep results, and the next view is another). */
+  readonly store: ResultStore | undefined;
   readonly plan: DagPlan;
   byTask?: Map<string, PlannedTask>;
 }
@@ -62,24 +73,36 @@ export class Plans {
   async planOf(uri: string): Promise<{ plan: DagPlan; settings: Settings; entry: PlanEntry } | undefined> {
     const settings = await this.context.settingsFor(uri);
     const history = await (this.history ??= readPriceHistory());
+    const store = await resultStoresOf(this.context).viewOf(settings.cache);
     // Read after the waits: the current text is planned.
     const open = analysisOf(this.context, uri);
     if (open === undefined) return undefined;
     const providers = providersOf(settings);
-    const run = JSON.stringify(settings.run);
+    const run = JSON.stringify([settings.run, settings.cache]);
     const known = this.entries.get(uri);
     if (
       known?.analysis === open.analysis &&
       known.providers === providers &&
       known.run === run &&
-      known.history === history
+      known.history === history &&
+      known.store === store
     ) {
       return { plan: known.plan, settings, entry: known };
     }
-    const plan = planDag(open.analysis.model, providers, planOptions(settings, history));
-    const entry: PlanEntry = { analysis: open.analysis, providers, run, history, plan };
+    const stored = this.storedOf(store, open.analysis, settings);
+    const plan = planDag(open.analysis.model, providers, planOptions(settings, history, stored));
+    const entry: PlanEntry = { analysis: open.analysis, providers, run, history, store, plan };
     this.entries.set(uri, entry);
     return { plan, settings, entry };
+  }
+
+  /** What the store holds of the DAG's tasks, as a run would find it. */
+  private storedOf(
+    store: ResultStore | undefined,
+    analysis: DagAnalysis,
+    settings: Settings,
+  ): readonly (StoredResult | undefined)[] | undefined {
+    return store === undefined ? undefined : resultStoresOf(this.context).storedIn(store, analysis, settings);
   }
 
   /** The planned task of `taskId` in the document's plan. */
@@ -119,7 +142,9 @@ export class Plans {
       const providers = providersOf(settings);
       const connect = createConnector({ tokens: tokens ?? {} });
       const offers = await requestQuotes(open.analysis.model, providers, { connect, budget: budgetOf(settings) });
-      plan = planDag(open.analysis.model, providers, { ...planOptions(settings, found.entry.history), offers });
+      const store = await resultStoresOf(this.context).viewOf(settings.cache);
+      const options = planOptions(settings, found.entry.history, this.storedOf(store, open.analysis, settings));
+      plan = planDag(open.analysis.model, providers, { ...options, offers });
     }
     const maxCostCu = maxCostOf(settings);
     return {

@@ -1,13 +1,16 @@
 // Running DAGs through LSP (server/README.md): `workspace/executeCommand` acmp.runDag answers with the run report
 // when the run ends and sends every event meanwhile as `acmp/runEvent` (or in batches, `acmp/runEvents`, when the
 // client asks); acmp.cancelRun / acmp.cancelTask cancel. With `acmp.engine.url` set the run is a durable run on the
-// Restate engine, and `acmp/durableRuns` follows the engine's other runs (durableRuns.ts).
+// Restate engine, and `acmp/durableRuns` follows the engine's other runs (durableRuns.ts). A run reuses and keeps
+// results in the result store (resultStore.ts); `tasks`/`from` run a part of the DAG, its upstream from the store.
 // The executor (server/src/run/) does the work; this file only wires it to the connection.
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { type CancellationToken, ErrorCodes, LSPErrorCodes, ResponseError } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
+import type { DagAnalysis } from '../dag/analyze';
+import { analyzeDag } from '../dag/analyze';
 import { type FileText, analyzeFileText, decodeFileText } from '../fileText';
 import {
   type CancelRunArguments,
@@ -22,20 +25,26 @@ import {
   type RunDagArguments,
   type RunEventParams,
   type RunEventsParams,
+  type NeedsUpstreamData,
+  RUN_NEEDS_UPSTREAM,
   type RunRefusedData,
 } from '../protocol/runMessages';
 import type { TaskOutput, RunEvent, RunReport, TaskReport } from '../protocol/report';
 import { createConnector } from '../run/connect';
+import type { DurableCacheOptions } from '../run/durable/durableRun';
 import { runSecrets } from '../run/redaction';
 import { startRun } from '../run/executor';
 import { recordRun } from '../run/priceHistory';
 import { blockingDiagnostics, unservedRefusal } from '../run/refused';
 import { StoredOutput, jsonSizeWithin, outputMemoryFromEnvironment } from '../run/spilledOutputs';
 import { messageOf } from '../protocol/acmpMessages';
+import type { ResultStore } from '../run/resultStore';
+import { type Selection, partOfDag, providerIdsOf, selectTasks, selects, storedResults } from '../run/selection';
 import type { DagRun, RunOptions } from '../run/types';
 import type { Settings } from '../protocol/settings';
 import { DurableRuns, engineUrlOf } from './durableRuns';
 import type { Feature, FeatureContext } from './feature';
+import { type DagValue, resultReuseOf, resultStoreCommand, resultStoresOf } from './resultStore';
 
 /**
  * The report as the client gets it (run-finished and the command's answer): outputs over MAX_SENT_OUTPUT_BYTES, or
@@ -199,6 +208,117 @@ function eventSender(
 const sentEvent = (event: RunEvent): RunEvent =>
   event.type === 'run-finished' ? { ...event, report: sentReport(event.report) } : event;
 
+/**
+ * Refuses a DAG with errors: RequestFailed, listing them. Too large to analyse is too large to run: its warning is the
+ * one diagnostic, and it stands for them all.
+ */
+function refuseErrors(document: TextDocument, analysis: DagAnalysis): void {
+  const errors = blockingDiagnostics(analysis);
+  if (errors.length === 0) return;
+  const listed = errors.map((error) => ({
+    code: error.code,
+    message: error.message,
+    line: document.positionAt(error.start).line,
+  }));
+  const shown = listed.slice(0, ERRORS_IN_MESSAGE).map((error) => `line ${error.line + 1}: ${error.message}`);
+  const more = listed.length > ERRORS_IN_MESSAGE ? ` (and ${listed.length - ERRORS_IN_MESSAGE} more)` : '';
+  throw new ResponseError<RunRefusedData>(
+    LSPErrorCodes.RequestFailed,
+    `The DAG has ${listed.length} error(s); fix them before running: ${shown.join('; ')}${more}`,
+    { errors: listed },
+  );
+}
+
+/** Task ids an argument names (`tasks`, `from`, `refresh`): absent, or an array of strings. */
+function taskIdsOf(argument: RunDagArguments, key: 'tasks' | 'from' | 'refresh'): readonly string[] | undefined {
+  const ids: unknown = argument[key];
+  if (ids === undefined) return undefined;
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
+    throw invalid(`expected "${key}" to be an array of task ids`);
+  }
+  return ids;
+}
+
+/** Ids in a message: the first few, then how many more. */
+function idsInMessage(ids: readonly string[], shown = 10): string {
+  const listed = ids.slice(0, shown).join(', ');
+  return ids.length > shown ? `${listed} and ${ids.length - shown} more` : listed;
+}
+
+/** What a run executes: the DAG or the part of it selected, and the tasks that run whatever the store holds. */
+interface RunTarget {
+  readonly analysis: DagAnalysis;
+  readonly plainTasks?: readonly unknown[];
+  readonly refresh: ReadonlySet<string>;
+}
+
+/**
+ * The part of the DAG a run of `selection` executes: the tasks selected (those it names run again, whatever the store
+ * holds; the downstream tasks of `from` use the store as any task does, so only what reads a changed output runs) and
+ * the upstream tasks they read, whose outputs come from the store. Refused with RUN_NEEDS_UPSTREAM when the store
+ * lacks some of those, unless `withUpstream` (they then run too).
+ */
+function partToRun(
+  target: { document: TextDocument; analysis: DagAnalysis; dag: DagValue },
+  selection: Selection,
+  settings: Settings,
+  store: ResultStore | undefined,
+  withUpstream: boolean,
+): RunTarget {
+  const { model } = target.analysis;
+  const selected = selectTasks(model, selection);
+  if (!selected.ok) {
+    throw invalid(`no task ${idsInMessage(selected.unknown)} in the DAG: "tasks" and "from" name tasks by task_id`);
+  }
+  const { chosen, upstream } = selected.tasks;
+  const { dag } = target;
+  if (!withUpstream && upstream.size > 0) {
+    const stored =
+      store === undefined
+        ? []
+        : storedResults(
+            model,
+            dag.tasks,
+            resultReuseOf(store, settings.cache),
+            providerIdsOf(settings.providers),
+            upstream,
+          );
+    const missing = [...upstream]
+      .sort((a, b) => a - b)
+      .filter((index) => stored[index] === undefined)
+      .map((index) => model.tasks[index]!.id!);
+    if (missing.length > 0) {
+      const needed = `${missing.length} upstream task(s) it needs: ${idsInMessage(missing)}`;
+      const lacking =
+        store === undefined
+          ? `the result store is off for this run, so it has no output of ${needed}`
+          : `the result store has no output of ${needed}`;
+      throw new ResponseError<NeedsUpstreamData>(
+        RUN_NEEDS_UPSTREAM,
+        `Not running: ${lacking}. Run them too, or run the whole DAG.`,
+        { missing },
+      );
+    }
+  }
+  const text = partOfDag(dag, new Set([...chosen, ...upstream]));
+  const analysis = analyzeDag(text, { limits: settings.limits, keepValue: true });
+  refuseErrors(TextDocument.create(target.document.uri, 'acmp-dag', 0, text), analysis);
+  return {
+    analysis,
+    plainTasks: (analysis.value as { tasks: unknown[] }).tasks,
+    refresh: new Set([...(selection.tasks ?? []), ...(selection.from ?? [])]),
+  };
+}
+
+/** `refresh` checked against the DAG's task ids (an unknown one is a mistake the user should hear of). */
+function refreshOf(argument: RunDagArguments, analysis: DagAnalysis): readonly string[] {
+  const refresh = taskIdsOf(argument, 'refresh') ?? [];
+  const unknown = refresh.filter((id) => !analysis.model.taskById.has(id));
+  if (unknown.length > 0)
+    throw invalid(`no task ${idsInMessage(unknown)} in the DAG: "refresh" names tasks by task_id`);
+  return refresh;
+}
+
 async function runDag(
   context: FeatureContext,
   runs: Map<string, DagRun>,
@@ -207,24 +327,75 @@ async function runDag(
   token: CancellationToken,
 ): Promise<RunReport> {
   const { document, analysis } = await analysisFor(context, argument.uri);
-  // Too large to analyse is too large to run: its warning is the one diagnostic, and it stands for them all.
-  const errors = blockingDiagnostics(analysis);
-  if (errors.length > 0) {
-    const listed = errors.map((error) => ({
-      code: error.code,
-      message: error.message,
-      line: document.positionAt(error.start).line,
-    }));
-    const shown = listed.slice(0, ERRORS_IN_MESSAGE).map((error) => `line ${error.line + 1}: ${error.message}`);
-    const more = listed.length > ERRORS_IN_MESSAGE ? ` (and ${listed.length - ERRORS_IN_MESSAGE} more)` : '';
-    throw new ResponseError<RunRefusedData>(
-      LSPErrorCodes.RequestFailed,
-      `The DAG has ${listed.length} error(s); fix them before running: ${shown.join('; ')}${more}`,
-      { errors: listed },
-    );
-  }
+  refuseErrors(document, analysis);
+  const tasks = taskIdsOf(argument, 'tasks');
+  const from = taskIdsOf(argument, 'from');
+  const selection: Selection = { ...(tasks === undefined ? {} : { tasks }), ...(from === undefined ? {} : { from }) };
+  const refresh = refreshOf(argument, analysis);
   const settings = await context.settingsFor(argument.uri);
   const engine = engineUrlOf(settings.engine.url);
+  if (engine !== undefined && selects(selection)) {
+    throw new ResponseError(
+      LSPErrorCodes.RequestFailed,
+      'Running a part of the DAG ("tasks", "from") is not available for durable runs (acmp.engine.url is set): run the whole DAG',
+    );
+  }
+  const stores = resultStoresOf(context);
+  const store = engine === undefined ? await stores.openForRun(settings.cache, argument.noCache === true) : undefined;
+  try {
+    const target: RunTarget = selects(selection)
+      ? partToRun(
+          { document, analysis, dag: stores.dagValueOf(analysis) },
+          selection,
+          settings,
+          store,
+          argument.withUpstream === true,
+        )
+      : { analysis, refresh: new Set() };
+    return await runTarget(context, runs, durable, argument, token, {
+      settings,
+      engine,
+      target,
+      results:
+        store === undefined
+          ? undefined
+          : resultReuseOf(store, settings.cache, new Set([...target.refresh, ...refresh])),
+    });
+  } finally {
+    if (store !== undefined) await stores.closeAfterRun(store);
+  }
+}
+
+/** How a durable run uses the worker's result store: as the settings and the request say of the editor's own runs. */
+function durableCacheOptions(cache: Settings['cache'], argument: RunDagArguments): DurableCacheOptions {
+  return {
+    noCache: !cache.enabled || argument.noCache === true,
+    ...(argument.refresh === undefined ? {} : { refresh: argument.refresh }),
+    cacheExclude: cache.exclude,
+    cachePerProvider: cache.perProvider,
+  };
+}
+
+/** Runs what `runDag` chose, on this server or on the engine, and answers with the report when it ends. */
+async function runTarget(
+  context: FeatureContext,
+  runs: Map<string, DagRun>,
+  durable: DurableRuns,
+  argument: RunDagArguments,
+  token: CancellationToken,
+  {
+    settings,
+    engine,
+    target,
+    results,
+  }: {
+    settings: Settings;
+    engine: string | undefined;
+    target: RunTarget;
+    results: RunOptions['results'];
+  },
+): Promise<RunReport> {
+  const { analysis } = target;
   let sent: RunReport | undefined;
   const batches = argument.eventBatches === true;
   const send = eventSender(context, argument.uri, batches, engine);
@@ -247,13 +418,16 @@ async function runDag(
           secrets: runSecrets(settings.providers, argument.tokens ?? {}),
           ...choices,
           ...(argument.runId === undefined ? {} : { runId: argument.runId }),
+          ...(target.plainTasks === undefined ? {} : { plainTasks: target.plainTasks }),
+          ...(results === undefined ? {} : { results }),
           ...outputMemoryOption(),
           onEvent,
         })
-      : // The engine's workers run it with their own providers and tokens: none of the editor's are sent.
+      : // The engine's workers run it with their own providers, tokens and result store: none of the editor's are sent.
         await durable.start(engine, analysis, {
           runId: argument.runId ?? `run-${randomUUID()}`,
           ...choices,
+          ...durableCacheOptions(settings.cache, argument),
           onEvent,
         });
   runs.set(run.runId, run);
@@ -302,6 +476,8 @@ export const runFeature: Feature = {
           run?.cancelTask(taskId, reason);
           return { cancelled: run !== undefined || (await durable.cancel(runId, taskId, reason)) };
         }
+        case RUN_COMMANDS.resultStore:
+          return resultStoreCommand(context, argumentOf<object>(args, []));
         default:
           throw invalid(`unknown command "${command}"`);
       }

@@ -29,6 +29,18 @@ export interface RunRequest {
   readonly budget?: Budget;
   /** How long a task waits for its quotes, in ms (default 2,000). */
   readonly quoteTimeoutMs?: number;
+  /**
+   * The run neither reuses results from the worker's result store nor keeps its own there. The submitter names it
+   * (false to use the store): a request that names none of the four cache fields was submitted before runs reused
+   * results, and looks nothing up, so that its journal (without `cache` steps) replays; it keeps its results.
+   */
+  readonly noCache?: boolean;
+  /** Tasks (by id) that run again whatever the store holds; their new results replace the stored ones. */
+  readonly refresh?: readonly string[];
+  /** Capabilities whose results are neither reused nor kept (their outputs are not deterministic). */
+  readonly cacheExclude?: readonly string[];
+  /** A stored result serves only tasks that would go to the provider that made it. */
+  readonly cachePerProvider?: boolean;
 }
 
 /** A user's cancel of a task (`task`) or of the whole run. `at`: when it was asked. */

@@ -1,5 +1,6 @@
 // The market around a run (Layer 5 discovery terms, Layer 6 quotes, Layer 7 budgets) and the plan of a DAG, declared
 // once for the CLI, the language server, both run drivers and every client (docs/market.md holds our choices).
+import type { CachedFrom } from './report';
 
 /**
  * A provider's advertised terms, with the ACMP binding's names (Layer 5): for the provider as a whole, or for one of
@@ -20,7 +21,8 @@ export type RoutingPolicy = 'cheapest' | 'fastest' | 'listed';
 export const ROUTING_POLICIES: readonly RoutingPolicy[] = ['cheapest', 'fastest', 'listed'];
 
 /** Where a figure comes from: a provider's offer, its advertised terms, what it charged or took in past runs, or nothing. */
-export type FigureBasis = 'offer' | 'advertised' | 'history' | 'unknown';
+/** `cached`: the result store holds the task's result, so it costs 0 and takes no time. */
+export type FigureBasis = 'offer' | 'advertised' | 'history' | 'cached' | 'unknown';
 
 /** A price (CU) or a latency (ms) with its basis; `value` is absent exactly when the basis is `unknown`. */
 export interface Figure {
@@ -54,6 +56,8 @@ export interface PlannedTask {
   readonly no_provider?: true;
   /** The task's `max_price_cu` is below every known price: no provider would take it. */
   readonly over_budget?: { readonly max_price_cu: number; readonly cheapest_cu: number };
+  /** The result store holds its result: a run completes it at once, at cost 0 (its provider made the result). */
+  readonly cached?: CachedFrom;
 }
 
 /** What running a DAG would cost and take, before it runs (`acmp-dag plan`, the editor's plan). */
@@ -62,7 +66,12 @@ export interface DagPlan {
   readonly policy: RoutingPolicy;
   readonly tasks: readonly PlannedTask[];
   /** The known prices summed, and how many tasks have none (never counted as 0). */
-  readonly total: { readonly known_cu: number; readonly unpriced: number };
+  readonly total: {
+    readonly known_cu: number;
+    readonly unpriced: number;
+    /** Tasks whose results the result store holds: at 0, not in `known_cu`. */
+    readonly cached?: number;
+  };
   /** The longest path by latency (tasks of unknown latency count 0 ms and are counted in `unknown`). */
   readonly critical_path: {
     readonly task_ids: readonly string[];

@@ -44,6 +44,8 @@ export type RunEvent = EventBase &
         readonly error?: TaskError;
         /** On a task's end in a batch of events whose `running` it replaced (server/README.md): when it started. */
         readonly started_at?: string;
+        /** On `completed`: the output came from the result store, made by an earlier run (no invoke was sent). */
+        readonly cached?: CachedFrom;
         /** On `running`: the price the task goes at (absent when none is known), and how it was agreed. */
         readonly price_cu?: number;
         readonly pricing?: PricingMode;
@@ -92,6 +94,17 @@ export interface AcceptedTerms {
   readonly max_price_cu?: number;
 }
 
+/** Where a task's output came from when the result store had it (run/resultStore.ts): the run that paid for it. */
+export interface CachedFrom {
+  readonly run_id: string;
+  /** The task of that run (its id then; the same result serves any task with the same key). */
+  readonly task_id: string;
+  /** ISO-8601 time the result was made. */
+  readonly made_at: string;
+  /** What it cost then: what reusing it saved. */
+  readonly cost_cu: number;
+}
+
 /** The report's account of a run's budget (Layer 7 §6.2): its limits, what it spent, and whether it stopped on them. */
 export interface RunBudgetOutcome extends Budget {
   readonly spent_cu: number;
@@ -130,6 +143,8 @@ export interface TaskReport {
   readonly offers?: readonly OfferReceived[];
   /** The terms it was sent under (the last provider's, after a refusal moved it on). */
   readonly accepted?: AcceptedTerms;
+  /** Its output came from the result store: no invoke was sent, and it cost nothing (its `cost_cu` is 0). */
+  readonly cached?: CachedFrom;
 }
 
 /** The run report (design.md §7): what `acmp-dag run --json` prints and the language server returns. */
@@ -146,6 +161,8 @@ export interface RunReport {
   readonly totals: {
     readonly cost_cu: number;
     readonly tokens_used: number;
+    /** Tasks whose outputs came from the result store, and what they cost when they were made (what reuse saved). */
+    readonly cached?: { readonly tasks: number; readonly saved_cu: number };
     /** What the plan estimated before the run: its known prices summed, and how many tasks had none. */
     readonly estimated?: { readonly known_cu: number; readonly unpriced: number };
   };

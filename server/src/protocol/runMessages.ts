@@ -15,6 +15,8 @@ export const RUN_COMMANDS = {
   cancelRun: 'acmp.cancelRun',
   /** Cancels a task and its downstream tasks (BFS). Arguments: CancelTaskArguments. */
   cancelTask: 'acmp.cancelTask',
+  /** The result store: what it holds, or empties it. Arguments: ResultStoreArguments; answers ResultStoreAnswer. */
+  resultStore: 'acmp.resultStore',
 } as const;
 
 export interface RunDagArguments {
@@ -38,6 +40,60 @@ export interface RunDagArguments {
   readonly eventBatches?: boolean;
   /** The run's budget in CU instead of `acmp.run.maxCostCu` (0: none), e.g. raised to re-run what it stopped. */
   readonly maxCostCu?: number;
+  /**
+   * Runs a part of the DAG (run/selection.ts): these tasks, with the upstream tasks they need, whose outputs come from
+   * the result store. The tasks named always run (the store is not asked for them).
+   */
+  readonly tasks?: readonly string[];
+  /** As `tasks`, and everything downstream of them (downstream tasks use the store as any task does). */
+  readonly from?: readonly string[];
+  /**
+   * Upstream tasks of `tasks`/`from` whose outputs the store lacks run too; without it such a run is refused with
+   * RUN_NEEDS_UPSTREAM and the data NeedsUpstreamData.
+   */
+  readonly withUpstream?: boolean;
+  /** Tasks that run again whatever the store holds (their new results replace the stored ones). */
+  readonly refresh?: readonly string[];
+  /** The run neither looks up nor keeps results (as `acmp.cache.enabled: false`). */
+  readonly noCache?: boolean;
+}
+
+/** The error code of a runDag refused because upstream outputs it needs are not in the result store. */
+export const RUN_NEEDS_UPSTREAM = -32010;
+
+/** The data of a RUN_NEEDS_UPSTREAM error. */
+export interface NeedsUpstreamData {
+  /** The upstream tasks the store has no result for: they would run first (`withUpstream`). */
+  readonly missing: readonly string[];
+}
+
+export interface ResultStoreArguments {
+  readonly action: 'stats' | 'clear' | 'prune';
+  /** `clear`: of this capability only. */
+  readonly capability?: string;
+  /** The settings (`acmp.cache.folder`, `acmp.cache.maxSizeMb`) of this document's folder; default the workspace's. */
+  readonly uri?: string;
+}
+
+/** What the result store holds (run/resultStore.ts `storeStats`). */
+export interface StoreStats {
+  readonly folder: string;
+  readonly results: number;
+  /** The bytes of the results stored (what the bound counts). */
+  readonly bytes: number;
+  /** The bytes of the folder's files, results no longer stored but not compacted yet included. */
+  readonly diskBytes: number;
+  readonly oldestMadeAt?: string;
+  readonly lastUsedAt?: string;
+  /** Results by capability, most first. */
+  readonly byCapability: readonly { readonly capability: string; readonly results: number; readonly bytes: number }[];
+}
+
+/** What `acmp.resultStore` answers: the store after the action, and what went. */
+export interface ResultStoreAnswer {
+  readonly stats: StoreStats;
+  /** Results removed (`clear`) or evicted (`prune`). */
+  readonly removed?: number;
 }
 
 export interface CancelRunArguments {

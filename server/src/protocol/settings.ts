@@ -41,6 +41,19 @@ export const DEFAULT_RUN_SETTINGS = {
   perTaskMaxCu: 0,
 } as const;
 
+/** `acmp.cache.*`: the result store runs reuse completed tasks' outputs from (run/resultStore.ts). */
+export const DEFAULT_CACHE_SETTINGS = {
+  enabled: true,
+  /** The store's folder; empty: `results` in the user's cache folder. */
+  folder: '',
+  /** The store's bound in MiB: past it, the results used least recently go. */
+  maxSizeMb: 512,
+  /** Capabilities whose results are never stored nor reused (their providers' outputs are not deterministic). */
+  exclude: [] as string[],
+  /** A stored result serves only tasks sent to the provider that made it. */
+  perProvider: false,
+};
+
 /** `acmp.engine.url`: the Restate ingress of durable runs (README, Durable runs); empty: runs in the language server. */
 export const DEFAULT_ENGINE_SETTINGS = { url: '' } as const;
 
@@ -65,6 +78,15 @@ export const SettingsSchema = z.object({
       perTaskMaxCu: z.number().nonnegative().catch(DEFAULT_RUN_SETTINGS.perTaskMaxCu),
     })
     .catch(DEFAULT_RUN_SETTINGS),
+  cache: z
+    .object({
+      enabled: z.boolean().catch(DEFAULT_CACHE_SETTINGS.enabled),
+      folder: z.string().trim().catch(DEFAULT_CACHE_SETTINGS.folder),
+      maxSizeMb: z.number().positive().catch(DEFAULT_CACHE_SETTINGS.maxSizeMb),
+      exclude: z.array(z.string()).catch(DEFAULT_CACHE_SETTINGS.exclude),
+      perProvider: z.boolean().catch(DEFAULT_CACHE_SETTINGS.perProvider),
+    })
+    .catch(DEFAULT_CACHE_SETTINGS),
   engine: z.object({ url: z.string().trim().catch(DEFAULT_ENGINE_SETTINGS.url) }).catch(DEFAULT_ENGINE_SETTINGS),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
@@ -72,5 +94,5 @@ export type Settings = z.infer<typeof SettingsSchema>;
 /** Settings from whatever a client sent: every missing or malformed value falls back to its default. */
 export function normalizeSettings(raw: unknown): Settings {
   const object = raw !== null && typeof raw === 'object' ? raw : {};
-  return SettingsSchema.parse({ limits: {}, run: {}, engine: {}, ...object });
+  return SettingsSchema.parse({ limits: {}, run: {}, cache: {}, engine: {}, ...object });
 }

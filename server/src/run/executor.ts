@@ -8,7 +8,15 @@
 // transports come in through the Connector, so the language server, the CLI and the tests drive the same code.
 import { randomUUID } from 'node:crypto';
 import type { DagAnalysis } from '../dag/analyze';
-import type { AcceptedTerms, OfferReceived, TaskError, TaskOutput, RunEvent, RunReport } from '../protocol/report';
+import type {
+  AcceptedTerms,
+  CachedFrom,
+  OfferReceived,
+  TaskError,
+  TaskOutput,
+  RunEvent,
+  RunReport,
+} from '../protocol/report';
 import type { RoutingPolicy } from '../protocol/market';
 import type { DagModel, TaskDeclaration } from '../dag/model';
 import type { ProviderConfig } from '../protocol/settings';
@@ -39,7 +47,8 @@ import {
   tryCandidates,
   wentSilent,
 } from './invokePolicy';
-import { type MachineCommands, RunMachine, type TerminalState, positiveInteger } from './machine';
+import { type CompletionFacts, type MachineCommands, RunMachine, type TerminalState, positiveInteger } from './machine';
+import { canonicalOutput, resultKey } from './resultKey';
 import { type Denial, SpendLedger, hasLimits } from './budget';
 import {
   DEFAULT_QUOTE_TIMEOUT_MS,
@@ -76,7 +85,15 @@ import {
 } from '../protocol/acmpMessages';
 import { ProviderPool, acceptsCancel, livenessWindow, streamsInput, streamsOutput } from './routing';
 import { ChunkSequencer } from './sequencer';
-import type { Building, DagRun, InvokeHandlers, ProviderConnection, RunOptions } from './types';
+import type {
+  Building,
+  DagRun,
+  InvokeHandlers,
+  ProviderConnection,
+  ResultReuse,
+  RunOptions,
+  StoredResult,
+} from './types';
 
 /**
  * Starts running the DAG; throws at once (refused.ts) RunRefused when the analysis found errors, NoProviderRefused when
@@ -129,6 +146,8 @@ class TaskRun implements InvokeHandlers, InvokeAttempts {
   ceilingCu: number | undefined;
   /** Its `running` event was sent (the first is dated at its start, a later one when it moved on). */
   announced = false;
+  /** The key its result is stored under (resultKey.ts), once made; per provider, it is made when it completes. */
+  resultKey: string | undefined;
   private endedPromise: Promise<void> | undefined;
   private resolveEnded = NOTHING;
 
@@ -227,6 +246,11 @@ class Run implements MachineCommands {
    * price), by provider and capability: one object for them all rather than one per task.
    */
   private readonly sharedTerms = new Map<ProviderConfig, Map<string, AcceptedTerms>>();
+  private readonly results: ResultReuse | undefined;
+  /** By task, where its output came from when the result store had it. */
+  private readonly cachedFrom: (CachedFrom | undefined)[];
+  /** By task, its output's canonical form while tasks that read it whole have yet to key their inputs with it. */
+  private readonly canonicalOutputs: (string | undefined)[];
 
   constructor(
     private readonly model: DagModel,
@@ -258,6 +282,9 @@ class Run implements MachineCommands {
     this.runs = new Array<TaskRun | undefined>(count).fill(undefined);
     this.offers = new Array<OfferReceived[] | undefined>(count).fill(undefined);
     this.accepted = new Array<AcceptedTerms | undefined>(count).fill(undefined);
+    this.results = options.results;
+    this.cachedFrom = new Array<CachedFrom | undefined>(this.results === undefined ? 0 : count).fill(undefined);
+    this.canonicalOutputs = new Array<string | undefined>(this.results === undefined ? 0 : count).fill(undefined);
     this.readers = new Int32Array(count);
     this.readingDone = new Uint8Array(count);
     this.readStart = new Int32Array(count + 1);
@@ -315,6 +342,7 @@ class Run implements MachineCommands {
     const plain = (this.options.plainTasks?.[index] ?? declaration.node.value) as Record<string, unknown>;
     const task = new TaskRun(this, index, declaration, id, `${id}-${this.runTag}`, plain);
     this.runs[index] = task;
+    if (this.results !== undefined && this.fromStore(task, this.results)) return;
     const routes = this.routesOf(declaration.capability!);
     if (routes.quotes) return void this.negotiate(task, routes.candidates);
     const terms = taskTerms(declaration.capability!, plain, this.ledger?.budget ?? NO_BUDGET);
@@ -325,6 +353,94 @@ class Run implements MachineCommands {
       this.emit({ type: 'task-state', task_id: id, state: 'running' }, this.machine.startTimeOf(index));
     }
     if (!this.sendAtOnce(task, ordered)) void this.execute(task, ordered, terms);
+  }
+
+  /**
+   * Completes `task` at once with the result the store holds for its input, when it holds one and the task is not
+   * to run again: no quote, no invoke, no cost. A task whose input streams in from a running source has no input to
+   * look up yet, and runs.
+   */
+  private fromStore(task: TaskRun, results: ResultReuse): boolean {
+    const capability = task.declaration.capability!;
+    if (this.machine.isStreamLive(task.index) || results.exclude?.has(capability) === true) return false;
+    // Taken before the input is made: making it releases the upstream outputs this task reads.
+    const canonicalInput = this.canonicalInput(task);
+    const input = this.literalInput(task);
+    // An input that does not resolve fails the task on the usual path.
+    if (!input.ok || results.refresh?.has(task.id) === true) return false;
+    let stored: StoredResult | undefined;
+    if (results.perProvider === true) {
+      for (const provider of this.routesOf(capability).candidates) {
+        stored = results.store.lookup(resultKey(capability, input.input, task.plain, provider.id));
+        if (stored !== undefined) break;
+      }
+    } else {
+      task.resultKey = resultKey(capability, input.input, task.plain, undefined, canonicalInput);
+      stored = results.store.lookup(task.resultKey);
+    }
+    if (stored === undefined) return false;
+    const { index } = task;
+    this.cachedFrom[index] = {
+      run_id: stored.run_id,
+      task_id: stored.task_id,
+      made_at: stored.made_at,
+      cost_cu: stored.cost_cu,
+    };
+    const canonical = stored.canonicalOutput ?? canonicalOutput(stored.output);
+    if (this.readers[index]! > 0) this.canonicalOutputs[index] = canonical;
+    // Its size is its canonical form's.
+    this.outputs.keep(task.id, stored.output, this.readers[index]!, canonical.length);
+    this.machine.providerChosen(index, stored.provider_id);
+    this.machine.completed(index, now(), { costCu: 0, tokensUsed: 0, proof: stored.proof, violations: NO_VIOLATIONS });
+    return true;
+  }
+
+  /**
+   * Keeps `task`'s result in the store when it is fit to serve later runs: its capability is not excluded, its proof
+   * did not fail, an output that streamed had its proof verified, its input did not stream in (there is no input to
+   * key it by), and it holds none of the run's tokens.
+   */
+  private keepResult(task: TaskRun, result: InvokeResult, output: TaskOutput, facts: CompletionFacts): void {
+    const results = this.results!;
+    const capability = task.declaration.capability!;
+    const input = task.input;
+    if (results.exclude?.has(capability) === true || facts.proof === 'mismatch') return;
+    if (result.output_streamed === true && facts.proof !== 'verified') return;
+    if (input === undefined || !input.ok || this.redactor.reveals(output)) return;
+    const providerId = this.machine.providerOf(task.index)!;
+    const key =
+      results.perProvider === true
+        ? resultKey(capability, input.input, task.plain, providerId)
+        : (task.resultKey ?? resultKey(capability, input.input, task.plain));
+    const canonical = canonicalOutput(output);
+    if (this.readers[task.index]! > 0) this.canonicalOutputs[task.index] = canonical;
+    results.store.keep(
+      key,
+      {
+        run_id: this.id,
+        task_id: task.id,
+        made_at: now(),
+        cost_cu: facts.costCu,
+        output,
+        provider_id: providerId,
+        capability,
+        proof: facts.proof,
+      },
+      canonical,
+    );
+  }
+
+  /** The canonical form of `task`'s input when it is an upstream output the run has that form of (read whole). */
+  private canonicalInput(task: TaskRun): string | undefined {
+    const { declaration } = task;
+    if (
+      declaration.inputForm !== 'reference' ||
+      declaration.sourceForm !== 'single' ||
+      declaration.field !== undefined
+    ) {
+      return undefined;
+    }
+    return this.canonicalOutputs[this.reads[this.readStart[task.index]!]!];
   }
 
   /** What the run knows of `capability`'s routes, made once (again once a provider turned out not to negotiate). */
@@ -475,6 +591,7 @@ class Run implements MachineCommands {
           state,
           ...(providerId === undefined ? {} : { provider_id: providerId }),
           ...(error === undefined ? {} : { error: this.redactor.value(error) }),
+          ...(this.cachedFrom[index] === undefined ? {} : { cached: this.cachedFrom[index] }),
         },
         this.machine.finishTimeOf(index),
       );
@@ -968,11 +1085,12 @@ class Run implements MachineCommands {
   private complete(task: TaskRun, result: InvokeResult): void {
     const maxPrice = task.ceilingCu ?? task.declaration.maxPriceCu;
     const providerId = this.machine.providerOf(task.index);
-    const verdict = judgeResult(providerId, result, outputOf(task, result), maxPrice);
+    const verdict = judgeResult(providerId, result, outputOf(task, result), maxPrice, this.inputToCheck(task, result));
     if (!verdict.ok) return this.fail(task, verdict.error);
     const { facts } = verdict;
     // Charged before the machine hears of it: the tasks it launches next reserve against what this one really cost.
     this.ledger?.charge(Date.now(), task.id, providerId ?? '', facts.costCu);
+    if (this.results !== undefined) this.keepResult(task, result, verdict.output, facts);
     this.outputs.keep(task.id, verdict.output, this.readers[task.index]!);
     if (this.listening) {
       this.emit({
@@ -987,6 +1105,20 @@ class Run implements MachineCommands {
     this.machine.completed(task.index, now(), facts);
   }
 
+  /**
+   * The input `result`'s `input_hash` is checked against: the input `task` was sent, or for an input that streamed in
+   * (Layer 2 §5), the whole output of its source, assembled from the chunks forwarded (once they are all there).
+   * Undefined when the proof names no input, so that a streamed input is assembled only to be checked.
+   */
+  private inputToCheck(task: TaskRun, result: InvokeResult): TaskOutput | undefined {
+    if (typeof result.proof?.input_hash !== 'string') return undefined;
+    const input = task.input;
+    if (input !== undefined) return input.ok ? input.input : undefined;
+    if (!this.machine.isStreamLive(task.index)) return undefined;
+    const sequencer = this.runs[this.machine.streamSourceOf(task.index)]?.sequencer;
+    return sequencer?.finished === true ? sequencer.output() : undefined;
+  }
+
   private fail(task: TaskRun, error: TaskError): void {
     this.machine.failed(task.index, error, now());
   }
@@ -997,7 +1129,7 @@ class Run implements MachineCommands {
     this.readingDone[task] = 1;
     for (let k = this.readStart[task]!; k < this.readStart[task + 1]!; k++) {
       const upstream = this.reads[k]!;
-      this.readers[upstream]!--;
+      if (--this.readers[upstream]! === 0 && this.results !== undefined) this.canonicalOutputs[upstream] = undefined;
       this.outputs.release(this.model.tasks[upstream]!.id!);
     }
   }
@@ -1017,6 +1149,7 @@ class Run implements MachineCommands {
       streamedEdges: this.streamedEdges,
       offersOf: (task) => this.offers[task],
       acceptedOf: (task) => this.accepted[task],
+      cachedOf: (task) => this.cachedFrom[task],
     });
     const report = this.redactor.report(this.withMarket(made));
     this.emit({ type: 'run-finished', report });
@@ -1091,6 +1224,7 @@ function outputOf(task: TaskRun, result: InvokeResult): TaskOutput | string {
 }
 
 const NO_BUDGET = {};
+const NO_VIOLATIONS: readonly string[] = Object.freeze([]);
 
 /** A capability's routes, the same for every task of it. */
 interface CapabilityRoutes {

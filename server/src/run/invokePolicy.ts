@@ -5,7 +5,7 @@
 // (deadlines, liveness, streaming, cancels) and where an outcome goes (the machine, the journal).
 import type { ProviderConfig } from '../protocol/settings';
 import type { CompletionFacts } from './machine';
-import { checkProof } from './proof';
+import { judgeProof } from './proof';
 import type { TaskError, TaskOutput } from '../protocol/report';
 import {
   ACMP_ERRORS,
@@ -266,34 +266,40 @@ export type Verdict = { readonly ok: true; readonly output: TaskOutput; readonly
 /**
  * Judges the result `providerId` sent for a task: `output` is what it delivers (resultOutput, or the output a driver
  * assembled from its stream) or what is wrong with it, which fails the task. Its cost and proof are checked
- * (completionFacts): a violation is reported and does not fail the task.
+ * (completionFacts; `input`: the input the task was sent, undefined when the driver does not have it): a violation is
+ * reported and does not fail the task.
  */
 export function judgeResult(
   providerId: string | undefined,
   result: InvokeResult,
   output: TaskOutput | string,
   maxPriceCu: number | undefined,
+  input: TaskOutput | undefined,
 ): Verdict {
   if (typeof output === 'string') return { ok: false, error: internalError(`provider "${providerId}": ${output}`) };
-  return { ok: true, output, facts: completionFacts(result, output, maxPriceCu) };
+  return { ok: true, output, facts: completionFacts(result, output, maxPriceCu, input) };
 }
 
 /** Whether a cost is above the task's `max_price_cu`: a protocol violation of its provider (design.md §5). */
 export const aboveMaxPrice = (costCu: number, maxPriceCu: number | undefined): boolean =>
   maxPriceCu !== undefined && costCu > maxPriceCu;
 
-/** The report's facts of a completed invoke: its cost and tokens, its proof, and the protocol violations. */
+/**
+ * The report's facts of a completed invoke: its cost and tokens, its proof (its `input_hash` checked against `input`,
+ * the input sent, when known), and the protocol violations.
+ */
 export function completionFacts(
   result: InvokeResult,
   output: TaskOutput,
   maxPriceCu: number | undefined,
+  input: TaskOutput | undefined,
 ): CompletionFacts {
   const costCu = finiteOrZero(result.cost_cu);
-  const proof = checkProof(result.proof, output);
+  const proof = judgeProof(result.proof, output, input);
   let violations: readonly string[] = NONE;
   if (aboveMaxPrice(costCu, maxPriceCu)) violations = [`cost_cu ${costCu} is above max_price_cu ${maxPriceCu}`];
-  if (proof === 'mismatch') violations = [...violations, 'the result-hash proof does not match the output'];
-  return { costCu, tokensUsed: finiteOrZero(result.tokens_used), proof, violations };
+  if (proof.violations.length > 0) violations = [...violations, ...proof.violations];
+  return { costCu, tokensUsed: finiteOrZero(result.tokens_used), proof: proof.status, violations };
 }
 
 // The task errors the policy's rules come to.

@@ -84,6 +84,8 @@ export interface ReportInputs {
   offersOf?(task: number): TaskReport['offers'];
   /** The terms it went to its provider under, where the driver priced it. */
   acceptedOf?(task: number): TaskReport['accepted'];
+  /** Where its output came from, when the result store had it. */
+  cachedOf?(task: number): TaskReport['cached'];
 }
 
 /** A command as data (`recordCommands`). */
@@ -388,6 +390,8 @@ export class RunMachine {
     const result: [string, TaskOutput][] = [];
     let costCu = 0;
     let tokensUsed = 0;
+    let cachedTasks = 0;
+    let savedCu = 0;
     let failed = false;
     let completed = true;
     const tasks = new Array<TaskReport>(this.size);
@@ -425,6 +429,12 @@ export class RunMachine {
       if (offers !== undefined) entry.offers = offers;
       const accepted = inputs.acceptedOf?.(task);
       if (accepted !== undefined) entry.accepted = accepted;
+      const cached = inputs.cachedOf?.(task);
+      if (cached !== undefined) {
+        entry.cached = cached;
+        cachedTasks++;
+        savedCu += cached.cost_cu;
+      }
       tasks[task] = entry;
     }
     return {
@@ -443,7 +453,11 @@ export class RunMachine {
       tasks,
       // fromEntries makes own properties, whatever the task ids (even "__proto__").
       result: Object.fromEntries(result),
-      totals: { cost_cu: costCu, tokens_used: tokensUsed },
+      totals: {
+        cost_cu: costCu,
+        tokens_used: tokensUsed,
+        ...(cachedTasks === 0 ? {} : { cached: { tasks: cachedTasks, saved_cu: savedCu } }),
+      },
       streamed_edges: inputs.streamedEdges,
     };
   }

@@ -29,7 +29,8 @@ import {
   termsOf,
 } from './pricing';
 import { type PriceHistory, historyKey } from './priceHistory';
-import type { Building } from './types';
+import { cachedFromText } from './planText';
+import type { Building, StoredResult } from './types';
 
 /**
  * Offer requests' answers by provider entry, then by `offerRequestKey`: an offer, direct mode (the provider does not
@@ -48,7 +49,14 @@ export interface PlanOptions {
   readonly offers?: QuoteAnswers;
   /** Said about the providers themselves (a catalog that could not be read), passed on to the plan. */
   readonly warnings?: readonly string[];
+  /**
+   * What the result store holds, by position in `model.tasks` (selection.ts `storedResults`): those tasks are planned
+   * at cost 0 and no time, as a run completes them, and left out of the known total.
+   */
+  readonly stored?: readonly (StoredResult | undefined)[];
 }
+
+const CACHED: Figure = { value: 0, basis: 'cached' };
 
 /** What `task` asks of the market under `budget` (as a run derives it from the task's fields). */
 export function termsOfTask(task: TaskDeclaration, budget?: Budget): TaskTerms {
@@ -287,10 +295,18 @@ export function planDag(model: DagModel, providers: readonly ProviderConfig[], o
   const plannedNodes = new Uint8Array(model.tasks.length);
   let knownCu = 0;
   let unpriced = 0;
+  let cached = 0;
   let node = 0;
   for (const task of plannedTasks(model)) {
     while (model.tasks[node] !== task) node++;
     plannedNodes[node] = 1;
+    const stored = options.stored?.[node];
+    if (stored !== undefined) {
+      cached++;
+      latencies[node] = 0;
+      planned.push(cachedTask(task, stored));
+      continue;
+    }
     const routing = routeOf(task);
     const { chosen } = routing;
     const capability = task.capability ?? '';
@@ -324,7 +340,7 @@ export function planDag(model: DagModel, providers: readonly ProviderConfig[], o
     dag_id: model.dagId ?? '',
     policy,
     tasks: planned,
-    total: { known_cu: knownCu, unpriced },
+    total: { known_cu: knownCu, unpriced, ...(cached === 0 ? {} : { cached }) },
     critical_path: {
       task_ids: path.nodes.map((n) => model.tasks[n]!.id!),
       latency_ms: path.latencyMs,
@@ -335,6 +351,20 @@ export function planDag(model: DagModel, providers: readonly ProviderConfig[], o
     offered_capabilities: offeredCapabilities(servingProviders(providers)),
     over_budget: overBudget,
     warnings,
+  };
+}
+
+/** A task the result store holds: a run completes it with the stored output, at no cost, on no provider's time. */
+function cachedTask(task: TaskDeclaration, stored: StoredResult): PlannedTask {
+  return {
+    task_id: task.id!,
+    capability: task.capability ?? '',
+    provider_id: stored.provider_id,
+    reason: `its result is in the result store (${cachedFromText(stored)})`,
+    price: CACHED,
+    latency: CACHED,
+    candidates: [],
+    cached: { run_id: stored.run_id, task_id: stored.task_id, made_at: stored.made_at, cost_cu: stored.cost_cu },
   };
 }
 

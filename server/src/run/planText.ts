@@ -1,6 +1,7 @@
 // A DagPlan for people: the one-line summary (the CLI, the editor's hover and CodeLens), the full text of
 // `acmp-dag plan`, and the same as Markdown for the editor's Show Plan. Every figure carries its basis.
 import type { DagPlan, Figure, PlannedTask } from '../protocol/market';
+import type { CachedFrom } from '../protocol/report';
 
 /** CU with three significant digits (0.00612 CU, 12.4 CU); more would claim a precision no estimate has. */
 export const formatCu = (value: number): string => `${Number(value.toPrecision(3))} CU`;
@@ -15,6 +16,20 @@ export function formatMs(ms: number): string {
   if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
+
+const twoDigits = (value: number): string => String(value).padStart(2, '0');
+
+/** An ISO-8601 time in local time to the minute: `2026-12-06 10:41`. */
+export function minuteText(iso: string): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const date = `${at.getFullYear()}-${twoDigits(at.getMonth() + 1)}-${twoDigits(at.getDate())}`;
+  return `${date} ${twoDigits(at.getHours())}:${twoDigits(at.getMinutes())}`;
+}
+
+/** Where a stored result came from, for people: `run 1b2c3d4e…, 2026-12-06 10:41`. */
+export const cachedFromText = (cached: Pick<CachedFrom, 'run_id' | 'made_at'>): string =>
+  `run ${cached.run_id.slice(0, 8)}…, ${minuteText(cached.made_at)}`;
 
 const plural = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
 
@@ -57,8 +72,13 @@ const FITS_TEXT = { yes: 'within', no: 'over', unknown: 'maybe over' } as const;
  */
 export function planSummary(plan: DagPlan, maxCostCu?: number): string {
   const served = plan.tasks.length - unservable(plan).length;
+  const cached = plan.total.cached ?? 0;
+  const toBuy = served - cached;
   const parts: string[] = [];
-  parts.push(served > plan.total.unpriced ? `≈ ${formatCu(plan.total.known_cu)}` : 'price unknown');
+  const price = toBuy > plan.total.unpriced ? `≈ ${formatCu(plan.total.known_cu)}` : 'price unknown';
+  if (cached === 0) parts.push(price);
+  else if (toBuy === 0) parts.push(`0 CU: ${cached === 1 ? 'the task is' : `all ${cached} tasks are`} cached`);
+  else parts.push(`${price} for ${plural(toBuy, 'task')} (${cached} cached)`);
   const path = plan.critical_path;
   const pathTime = timeText(path.latency_ms, path.unknown, path.task_ids.length);
   parts.push(pathTime === 'unknown' ? 'critical path unknown' : `${pathTime} critical path`);
@@ -95,12 +115,13 @@ const HEADER = ['task', 'capability', 'provider', 'price', 'latency', 'why'];
 function sections(plan: DagPlan, maxCostCu: number | undefined): [string, string[]][] {
   const found: [string, string[]][] = [];
   const { total, critical_path: path, wall_time: wall } = plan;
-  const priced = plan.tasks.length - unservable(plan).length - total.unpriced;
-  const totalLines = [
-    priced === 0
-      ? 'no task has a known price'
-      : `${formatCu(total.known_cu)} for the ${plural(priced, 'task')} of known price`,
-  ];
+  const cached = total.cached ?? 0;
+  const toBuy = plan.tasks.length - unservable(plan).length - cached;
+  const priced = toBuy - total.unpriced;
+  const totalLines: string[] = [];
+  if (priced > 0) totalLines.push(`${formatCu(total.known_cu)} for the ${plural(priced, 'task')} of known price`);
+  else if (toBuy > 0 || cached === 0) totalLines.push('no task has a known price');
+  if (cached > 0) totalLines.push(`${plural(cached, 'task')} cached (the result store holds the results): 0 CU`);
   if (total.unpriced > 0) totalLines.push(`${plural(total.unpriced, 'task')} of unknown price, not counted`);
   if (maxCostCu !== undefined) {
     const fits = fitsBudget(plan, maxCostCu);

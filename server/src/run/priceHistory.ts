@@ -84,7 +84,7 @@ interface RunFigures {
   durationSum: number;
 }
 
-/** The completed tasks of `report` by provider and capability (tasks reused from an earlier run left out). */
+/** The completed tasks of `report` by provider and capability (tasks reused from an earlier run or the store left out). */
 function figuresOf(
   report: RunReport,
   model: DagModel,
@@ -92,6 +92,7 @@ function figuresOf(
   const byKey = new Map<string, RunFigures & { provider: string; capability: string }>();
   for (const task of report.tasks) {
     if (task.state !== 'completed' || task.provider_id === undefined || task.provider_id === REUSED) continue;
+    if (task.cached !== undefined) continue;
     const capability = model.taskById.get(task.task_id)?.capability;
     if (capability === undefined) continue;
     const key = historyKey(task.provider_id, capability);

@@ -86,6 +86,11 @@ export class Redactor {
     return root as T;
   }
 
+  /** Whether the value holds a token anywhere: what holds one is never written where it outlives the run. */
+  reveals(value: unknown): boolean {
+    return this.active && this.holdsSecret(value);
+  }
+
   /** Whether a string or property name anywhere in the value holds a token. */
   private holdsSecret(value: unknown): boolean {
     const pending: unknown[] = [value];

@@ -130,8 +130,9 @@ export class OutputStore {
   constructor(private readonly budgetBytes: number = DEFAULT_OUTPUT_MEMORY_BYTES) {}
 
   /** Keeps a task's output, which `readers` downstream tasks will read. */
-  keep(taskId: string, output: TaskOutput, readers: number): void {
-    const entry: Entry = { output, stored: undefined, bytes: jsonSizeWithin(output, this.budgetBytes), readers };
+  /** Keeps `output` for `readers` downstream tasks; `bytes`, its size as JSON when the caller knows it. */
+  keep(taskId: string, output: TaskOutput, readers: number, bytes = jsonSizeWithin(output, this.budgetBytes)): void {
+    const entry: Entry = { output, stored: undefined, bytes, readers };
     this.entries.set(taskId, entry);
     this.kept.push(entry);
     this.memoryBytes += entry.bytes;

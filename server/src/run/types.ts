@@ -3,7 +3,7 @@
 // CLI and the tests all drive the executor through these.
 import type { ProviderConfig } from '../protocol/settings';
 import type { Budget, DagPlan, RoutingPolicy } from '../protocol/market';
-import type { FailurePolicy, RunEvent, RunReport, TaskOutput } from '../protocol/report';
+import type { CachedFrom, FailurePolicy, ProofStatus, RunEvent, RunReport, TaskOutput } from '../protocol/report';
 import type {
   AcceptParams,
   AcceptResult,
@@ -50,6 +50,41 @@ export interface ProviderConnection {
 /** Opens a connection to a configured provider. Rejects with TransportError when it cannot. */
 export type Connector = (provider: ProviderConfig) => Promise<ProviderConnection>;
 
+/** A completed task's result as the result store keeps it (run/resultStore.ts). */
+export interface StoredResult extends CachedFrom {
+  readonly output: TaskOutput;
+  readonly provider_id: string;
+  readonly capability: string;
+  /** `verified` or `absent`: a result whose proof failed is never stored. */
+  readonly proof: Exclude<ProofStatus, 'mismatch'>;
+  /**
+   * The output's canonical form (JCS) as the store read it: the input a downstream task makes of the whole output is
+   * keyed with it, without canonicalizing the output again.
+   */
+  readonly canonicalOutput?: string;
+}
+
+/** What a run needs of a result store: lookups by key (resultKey.ts), and the results it makes to keep. */
+export interface ResultCache {
+  /** The result stored under `key`, or undefined; the lookup counts as a use (least recently used goes first). */
+  lookup(key: string): StoredResult | undefined;
+  /** The result stored under `key` without counting a use (a plan or a hover asks; no run takes it). */
+  peek(key: string): StoredResult | undefined;
+  /** Keeps `result` under `key`; `canonicalOutput`, its output's canonical form when the caller made it already. */
+  keep(key: string, result: StoredResult, canonicalOutput?: string): void;
+}
+
+/** How a run reuses and keeps results (RunOptions.results). */
+export interface ResultReuse {
+  readonly store: ResultCache;
+  /** Tasks (by id) that run again whatever the store holds; their new results replace the stored ones. */
+  readonly refresh?: ReadonlySet<string>;
+  /** Capabilities whose results are neither reused nor kept (their outputs are not deterministic). */
+  readonly exclude?: ReadonlySet<string>;
+  /** A result serves only tasks that would go to the provider that made it (the key names the provider). */
+  readonly perProvider?: boolean;
+}
+
 export interface RunOptions {
   /** The providers file's entries (design.md §6); empty means the built-in provider alone. */
   readonly providers: readonly ProviderConfig[];
@@ -63,6 +98,12 @@ export interface RunOptions {
   readonly onEvent?: (event: RunEvent) => void;
   /** The run's id (a client that chose it can follow and cancel the run from its first event); default a UUID. */
   readonly runId?: string;
+  /**
+   * The result store: a task whose key it holds completes at once with the stored output (no quote, no invoke), and
+   * each task that completes with a result fit to keep (its proof did not fail; a streamed output only with a verified
+   * proof) is kept. Without it, every task is sent.
+   */
+  readonly results?: ResultReuse;
   /** Outputs of an earlier run, by task id: those tasks complete at once with them and are not invoked. */
   readonly reuse?: Readonly<Record<string, TaskOutput>>;
   /**

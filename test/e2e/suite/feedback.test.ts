@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { MAX_TASKS_WITH_LENSES } from '../../../client/src/codeLens';
 import type { AcmpApi } from '../../../client/src/extension';
 import type { RunNode } from '../../../client/src/runTree';
 import type { RunReport } from '../../../server/src/protocol/report';
@@ -140,7 +141,9 @@ suite('Run feedback in VS Code', () => {
   suiteTeardown(() => folder !== undefined && fs.rmSync(folder, { recursive: true, force: true }));
 
   test('the Run DAG lens runs the file after it changed on disk while the lens was out of view', async () => {
-    const uri = dagFile('long', longDag(80, 'before'));
+    // More tasks than have lenses of their own (codeLens.ts): the watcher's lens is then the only one it resolves.
+    const tasks = MAX_TASKS_WITH_LENSES + 1;
+    const uri = dagFile('long', longDag(tasks, 'before'));
     const watcher = new LensWatcher();
     try {
       const editor = await vscode.window.showTextDocument(uri);
@@ -156,7 +159,7 @@ suite('Run feedback in VS Code', () => {
       // new ones in view are resolved, it drops the old ones, the Run DAG lens out of view keeping its old command.
       const reloaded = next(vscode.workspace.onDidChangeTextDocument, (event) => event.document === editor.document);
       const provided = next(watcher.provided);
-      fs.writeFileSync(uri.fsPath, longDag(80, 'after'));
+      fs.writeFileSync(uri.fsPath, longDag(tasks, 'after'));
       await reloaded;
       await provided;
       await next(watcher.resolved);

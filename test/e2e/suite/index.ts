@@ -16,5 +16,7 @@ export function run(): Promise<void> {
     require('./graph.test');
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
     require('./market.test');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
+    require('./cache.test');
   });
 }

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
 import type { RunSnapshot } from '../../../client/src/runSnapshot';
 import type { RunReport } from '../../../server/src/protocol/report';
-import type { RunRefusedData } from '../../../server/src/protocol/runMessages';
+import type { NeedsUpstreamData, RunRefusedData } from '../../../server/src/protocol/runMessages';
 import type { ProviderConfig } from '../../../server/src/protocol/settings';
 
 /** The extension under test, by its manifest's `publisher.name`. */
@@ -40,7 +40,10 @@ export function runWhen(
   });
 }
 
-export const runOf = (api: AcmpApi, report: RunReport | RunRefusedData | undefined): RunSnapshot => {
+export const runOf = (
+  api: AcmpApi,
+  report: RunReport | RunRefusedData | NeedsUpstreamData | undefined,
+): RunSnapshot => {
   assert.ok(report !== undefined && 'run_id' in report, `the DAG ran: ${JSON.stringify(report)}`);
   return api.runs().find((run) => run.runId === report.run_id)!;
 };

@@ -8,10 +8,19 @@ import type { DagRun, RunOptions } from '../types';
 import type { RunRequest } from '../../protocol/engineMessages';
 import { type EngineClient, followRun } from './engineClient';
 
+/** How a durable run uses the worker's result store (RunRequest's cache fields); by default it does. */
+export interface DurableCacheOptions {
+  readonly noCache?: boolean;
+  readonly refresh?: readonly string[];
+  readonly cacheExclude?: readonly string[];
+  readonly cachePerProvider?: boolean;
+}
+
 export type DurableRunOptions = Pick<
   RunOptions,
   'policy' | 'maxConcurrency' | 'reuse' | 'onEvent' | 'runId' | 'routing' | 'budget' | 'quoteTimeoutMs'
->;
+> &
+  DurableCacheOptions;
 
 /** What the engine is sent to run the DAG of `text` with `options`. */
 export function runRequestOf(text: string, options: Omit<DurableRunOptions, 'onEvent' | 'runId'>): RunRequest {
@@ -24,6 +33,13 @@ export function runRequestOf(text: string, options: Omit<DurableRunOptions, 'onE
     routing: options.routing ?? 'cheapest',
     ...(options.budget === undefined ? {} : { budget: options.budget }),
     ...(options.quoteTimeoutMs === undefined ? {} : { quoteTimeoutMs: options.quoteTimeoutMs }),
+    // Always named: a request without it is one submitted before runs reused results, which looks nothing up.
+    noCache: options.noCache === true,
+    ...(options.refresh === undefined || options.refresh.length === 0 ? {} : { refresh: options.refresh }),
+    ...(options.cacheExclude === undefined || options.cacheExclude.length === 0
+      ? {}
+      : { cacheExclude: options.cacheExclude }),
+    ...(options.cachePerProvider === true ? { cachePerProvider: true } : {}),
   };
 }
 

@@ -169,7 +169,7 @@ function failure(error: TaskError, providerId?: string): StepOutcome {
 }
 
 function completed(step: ReadyStep, providerId: string, result: InvokeResult, context: StepContext): StepOutcome {
-  const verdict = judgeResult(providerId, result, resultOutput(result), step.maxPriceCu);
+  const verdict = judgeResult(providerId, result, resultOutput(result), step.maxPriceCu, step.input);
   if (!verdict.ok) return failure(verdict.error, providerId);
   let kept: JournaledOutput;
   try {

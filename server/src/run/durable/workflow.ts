@@ -10,9 +10,19 @@
 // A run submitted with a routing policy or a budget prices its tasks first (taskDeals.ts): a task's quote, each
 // accept and each invoke are steps of their own, in that order, and a denial by the budget is one too. A request
 // with neither (as submitted before runs were priced) keeps one step per task, so that its journal replays.
+// A run that uses the result store looks each task up first, as a step of its own (cacheStep.ts); a request that names
+// none of the cache fields (as submitted before runs reused results) takes no such step, for the same reason.
 import * as restate from '@restatedev/restate-sdk';
 import { type DagAnalysis, analyzeDag } from '../../dag/analyze';
-import type { AcceptedTerms, TaskError, TaskOutput, RunEvent, RunReport, TaskState } from '../../protocol/report';
+import type {
+  AcceptedTerms,
+  CachedFrom,
+  TaskError,
+  TaskOutput,
+  RunEvent,
+  RunReport,
+  TaskState,
+} from '../../protocol/report';
 import type { DagModel, TaskDeclaration } from '../../dag/model';
 import type { ProviderConfig } from '../../protocol/settings';
 import { type InputResolution, resolveInput } from '../inputs';
@@ -25,7 +35,17 @@ import { type MachineCommand, RunMachine, recordCommands } from '../machine';
 import { type Offer, messageOf } from '../../protocol/acmpMessages';
 import { Redactor } from '../redaction';
 import type { ProviderPool } from '../routing';
-import { type JournaledOutput, isJournaledOutput, isOutputRef, keepRunOutputs, readOutputText } from './outputStore';
+import { resultKey } from '../resultKey';
+import type { StoreOptions } from '../resultStore';
+import {
+  type JournaledOutput,
+  OutputStoreError,
+  isJournaledOutput,
+  isOutputRef,
+  keepRunOutputs,
+  outputOf,
+  readOutputText,
+} from './outputStore';
 import {
   type ControlAnswer,
   type ControlRequest,
@@ -43,6 +63,7 @@ import {
 } from '../../protocol/engineMessages';
 import { type StepOutcome, acceptOffer, askQuotes, inputFromStore, runTaskStep } from './taskStep';
 import { type AcceptOutcome, type NextStep, type QuoteOutcome, TaskDeals } from './taskDeals';
+import { type CacheOutcome, type CacheUse, RunResults, lookUpResult } from './cacheStep';
 
 /** What a worker gives the workflows it serves. */
 export interface WorkerContext {
@@ -53,6 +74,8 @@ export interface WorkerContext {
   readonly runRetentionMs?: number;
   /** The tokens the worker's providers get (redaction.ts `runSecrets`): blanked out of the reports it returns. */
   readonly secrets?: readonly string[];
+  /** The result store its runs reuse results from and keep theirs in; none: every lookup misses, nothing is kept. */
+  readonly results?: StoreOptions;
 }
 
 /** Events that make a batch of the log at once, and how long the first of a smaller batch waits for more. */
@@ -67,6 +90,7 @@ type Mailbox = { readonly requests: RestatePromise<{ readonly control: readonly 
 type RestatePromise<T> = restate.RestatePromise<T>;
 /** A step's journaled outcome, and the task and phase it belongs to. */
 type Finished = { readonly task: number } & (
+  | { readonly phase: 'cache'; readonly outcome: CacheOutcome }
   | { readonly phase: 'invoke'; readonly outcome: StepOutcome }
   | { readonly phase: 'quote'; readonly outcome: QuoteOutcome }
   | { readonly phase: 'accept'; readonly outcome: AcceptOutcome }
@@ -205,10 +229,19 @@ async function runDag(ctx: restate.WorkflowContext, request: RunRequest, worker:
   // Fixed by the journal: the wire task ids a replay sends are those the first attempt sent.
   const runTag = ctx.rand.uuidv4();
   const startedAt = await ctx.date.toJSON();
-  const run = new DurableRun(ctx, worker, analysis, runTag, startedAt, request);
+  const cache = cacheUseOf(request);
+  // Outside the journal: what the store answers reaches the run only through the journaled `cache` steps.
+  const results =
+    cache === undefined || worker.results === undefined
+      ? undefined
+      : await RunResults.open(worker.results, ctx.request().attemptCompletedSignal);
+  const run = new DurableRun(ctx, worker, analysis, runTag, startedAt, request, cache, results);
   run.begin(request.reuse);
   await run.untilFinished();
-  return run.end();
+  const report = await run.end();
+  // Written before the report goes out: a run submitted once this one ended finds its results.
+  await results?.close();
+  return report;
 }
 
 /** The DAG of a run request, analysed; a request whose DAG has errors is refused for good (terminal). */
@@ -249,6 +282,31 @@ function dealsOf(request: RunRequest): TaskDeals | undefined {
   return new TaskDeals(routing ?? 'cheapest', limits);
 }
 
+/**
+ * How a run request uses the result store; undefined for one that does not (`noCache`). The ingress takes any JSON: a
+ * cache field of another type is refused for good (terminal).
+ */
+function cacheUseOf(request: RunRequest): CacheUse | undefined {
+  const { noCache, refresh, cacheExclude, cachePerProvider } = request;
+  const flag = (value: unknown, name: string): boolean => {
+    if (value !== undefined && typeof value !== 'boolean')
+      throw new restate.TerminalError(`the run request's ${name} is not true or false`);
+    return value === true;
+  };
+  const names = (value: unknown, name: string): ReadonlySet<string> => {
+    if (value !== undefined && !(Array.isArray(value) && value.every((item) => typeof item === 'string')))
+      throw new restate.TerminalError(`the run request's ${name} is not a list of names`);
+    return new Set(value as readonly string[] | undefined);
+  };
+  const use: CacheUse = {
+    lookups: [noCache, refresh, cacheExclude, cachePerProvider].some((field) => field !== undefined),
+    refresh: names(refresh, 'refresh'),
+    exclude: names(cacheExclude, 'cacheExclude'),
+    perProvider: flag(cachePerProvider, 'cachePerProvider'),
+  };
+  return flag(noCache, 'noCache') ? undefined : use;
+}
+
 /** A task's durable step in flight, and how to let go of it. */
 interface RunningStep {
   readonly step: RestatePromise<Finished>;
@@ -284,7 +342,7 @@ class DurableRun {
   /** How the run prices its tasks; undefined for a request without routing or budget (one step per task). */
   private readonly deals: TaskDeals | undefined;
   private readonly quoteTimeoutMs: number;
-  /** What a priced task's invoke step needs once its price is agreed: its input and its candidates. */
+  /** What a task's next steps need (once its lookup missed, once its price is agreed): its input and candidates. */
   private readonly pending = new Map<
     number,
     { readonly input: InputResolution | undefined; readonly candidates: readonly ProviderConfig[] }
@@ -294,6 +352,9 @@ class DurableRun {
   private readonly log: EventLog;
   private mailbox!: Mailbox;
   private finished = false;
+  /** By task, where its output came from when the result store had it. */
+  private readonly cachedFrom: (CachedFrom | undefined)[];
+  private readonly redactor: Redactor;
 
   constructor(
     private readonly ctx: restate.WorkflowContext,
@@ -302,6 +363,8 @@ class DurableRun {
     private readonly runTag: string,
     private readonly startedAt: string,
     request: RunRequest,
+    private readonly cache: CacheUse | undefined,
+    private readonly results: RunResults | undefined,
   ) {
     this.runId = ctx.key;
     this.model = analysis.model;
@@ -312,6 +375,8 @@ class DurableRun {
       recordCommands(this.commands),
     );
     this.outputs = new Array<JournaledOutput | undefined>(this.machine.size);
+    this.cachedFrom = new Array<CachedFrom | undefined>(this.machine.size);
+    this.redactor = new Redactor(worker.secrets ?? []);
     this.log = new EventLog(ctx, this.runId, this.machine.size);
     this.deals = dealsOf(request);
     const wait = request.quoteTimeoutMs;
@@ -368,7 +433,7 @@ class DurableRun {
           this.abandoned.push(running.step);
           this.deals?.released(next.task, Date.parse(at));
         }
-        this.log.settled(this.model.tasks[next.task]!.id!, next.state, next.error, at);
+        this.log.settled(this.model.tasks[next.task]!.id!, next.state, next.error, this.cachedFrom[next.task], at);
       }
     }
   }
@@ -386,14 +451,33 @@ class DurableRun {
       return;
     }
     const candidates: readonly ProviderConfig[] = chooseProviders(this.worker.pool, declaration.capability!);
+    // Taken at the launch, before any lookup: invokes leave in launch order, whichever lookup ended first.
     this.gate(task);
+    const { cache } = this;
+    if (cache?.lookups === true && !cache.refresh.has(declaration.id!) && !cache.exclude.has(declaration.capability!)) {
+      this.pending.set(task, { input, candidates });
+      this.inFlight.set(task, this.cacheStep(task, input, candidates, cache));
+      return;
+    }
+    this.send(task, input, candidates, at);
+  }
+
+  /** The task's first step to its providers: its quote (a priced run) or its invoke. */
+  private send(
+    task: number,
+    input: InputResolution | undefined,
+    candidates: readonly ProviderConfig[],
+    at: string,
+  ): void {
+    const declaration = this.model.tasks[task]!;
     const { deals } = this;
     if (deals !== undefined) {
       this.pending.set(task, { input, candidates });
-      const terms = taskTerms(declaration.capability!, plain, deals.budget);
+      const terms = taskTerms(declaration.capability!, this.plainTasks[task]!, deals.budget);
       this.follow(task, deals.start(task, declaration.id!, candidates, terms, Date.parse(at)), at);
       return;
     }
+    this.pending.delete(task);
     if (candidates[0] !== undefined) this.machine.providerChosen(task, candidates[0].id);
     this.log.add(
       {
@@ -439,6 +523,35 @@ class DurableRun {
       case 'done':
         return;
     }
+  }
+
+  /** A cache step: the task's result looked up in the store (inputs of stored outputs read there, as the invoke does). */
+  private cacheStep(
+    task: number,
+    input: InputResolution | undefined,
+    candidates: readonly ProviderConfig[],
+    cache: CacheUse,
+  ): RunningStep {
+    const { worker, upstream, results, runId } = this;
+    const declaration = this.model.tasks[task]!;
+    const plain = this.plainTasks[task]!;
+    const step = this.ctx
+      .run(`cache ${declaration.id!}`, () =>
+        lookUpResult(
+          results,
+          {
+            runId,
+            task,
+            capability: declaration.capability!,
+            plain,
+            input: input ?? inputFromStore(declaration, plain.input, upstream, worker.storeDir),
+            ...(cache.perProvider ? { providerIds: candidates.map((provider) => provider.id) } : {}),
+          },
+          worker,
+        ),
+      )
+      .map((outcome) => ({ task, phase: 'cache', outcome: outcome! }) as const);
+    return { step, abort: new AbortController() };
   }
 
   /** A quote step: the offer requests of the task to the candidates at `places`. */
@@ -571,6 +684,7 @@ class DurableRun {
   private stepEnded(finished: Finished): string {
     const { task } = finished;
     this.inFlight.delete(task);
+    if (finished.phase === 'cache') return this.cacheEnded(task, finished.outcome);
     if (finished.phase === 'invoke') return this.invokeEnded(task, finished.outcome);
     const at = isoOf(finished.outcome.tsMs);
     const deals = this.deals!;
@@ -582,6 +696,63 @@ class DurableRun {
       this.machine.notCovered(task, finished.outcome.error, at);
     }
     return at;
+  }
+
+  /**
+   * A hit completes the task with the stored output, from the provider that made it, at no cost (as the in-memory
+   * executor's `fromStore`); after a miss the task goes to its providers.
+   */
+  private cacheEnded(task: number, outcome: CacheOutcome): string {
+    const { at } = outcome;
+    if (!outcome.hit) {
+      const { input, candidates } = this.pending.get(task)!;
+      this.send(task, input, candidates, at);
+      return at;
+    }
+    this.outputs[task] = outcome.output;
+    this.cachedFrom[task] = outcome.cached;
+    this.machine.providerChosen(task, outcome.providerId);
+    this.machine.completed(task, at, { costCu: 0, tokensUsed: 0, proof: outcome.proof, violations: [] });
+    return at;
+  }
+
+  /**
+   * Keeps a result the run paid for in the store, under the in-memory executor's rules (`keepResult`): its capability
+   * is not excluded, its proof did not fail, and it holds none of the run's tokens (this driver streams neither
+   * inputs nor outputs). Outside the journal: a replay hands the result in again, and one kept already is left.
+   */
+  private keepResult(task: number, outcome: Extract<StepOutcome, { ok: true }>): void {
+    const { results, cache } = this;
+    if (results === undefined || cache === undefined) return;
+    const declaration = this.model.tasks[task]!;
+    const capability = declaration.capability!;
+    if (cache.exclude.has(capability) || outcome.proof === 'mismatch') return;
+    const plain = this.plainTasks[task]!;
+    const input = readsStore(declaration, this.upstream)
+      ? inputFromStore(declaration, plain.input, this.upstream, this.worker.storeDir)
+      : resolveInput(declaration, plain.input, this.upstream as (taskId: string) => TaskOutput);
+    if (!input.ok) return;
+    const key = resultKey(capability, input.input, plain, cache.perProvider ? outcome.providerId : undefined);
+    if (results.holds(key, outcome.at)) return;
+    let output: TaskOutput;
+    try {
+      output = outputOf(outcome.output, this.worker.storeDir);
+    } catch (error) {
+      // Swept or changed since the step wrote it: nothing to keep.
+      if (!(error instanceof OutputStoreError)) throw error;
+      return;
+    }
+    if (this.redactor.reveals(output)) return;
+    results.keep(key, {
+      run_id: this.runId,
+      task_id: declaration.id!,
+      made_at: outcome.at,
+      cost_cu: outcome.costCu,
+      output,
+      provider_id: outcome.providerId,
+      capability,
+      proof: outcome.proof,
+    });
   }
 
   /** Hands the machine an invoke's outcome (its cost logged when it succeeded), or moves a refused task on. */
@@ -609,6 +780,7 @@ class DurableRun {
       return at;
     }
     this.outputs[task] = outcome.output;
+    this.keepResult(task, outcome);
     this.log.add(
       {
         type: 'cost',
@@ -653,6 +825,7 @@ class DurableRun {
       outputOf: (task) => outputs[task] as RunReport['result'][string] | undefined,
       wireTaskId: (task) => this.wireTaskId(task),
       streamedEdges: [],
+      cachedOf: (task) => this.cachedFrom[task],
       ...(deals === undefined
         ? {}
         : { offersOf: (task: number) => deals.offersOf(task), acceptedOf: (task: number) => deals.acceptedOf(task) }),
@@ -665,7 +838,7 @@ class DurableRun {
     this.log.add({ type: 'run-finished', report: logged(report) }, finishedAt);
     this.log.flush(report.status);
     // Downstream tasks had the outputs as sent (the journal keeps them so); whoever reads the report sees no token.
-    return new Redactor(worker.secrets ?? []).report(report);
+    return this.redactor.report(report);
   }
 }
 
@@ -726,9 +899,24 @@ class EventLog {
     this.pending.push({ ...body, run_id: this.runId, at });
   }
 
-  settled(taskId: string, state: TaskState, error: TaskError | undefined, at: string): void {
+  settled(
+    taskId: string,
+    state: TaskState,
+    error: TaskError | undefined,
+    cached: CachedFrom | undefined,
+    at: string,
+  ): void {
     this.done++;
-    this.add({ type: 'task-state', task_id: taskId, state, ...(error === undefined ? {} : { error }) }, at);
+    this.add(
+      {
+        type: 'task-state',
+        task_id: taskId,
+        state,
+        ...(error === undefined ? {} : { error }),
+        ...(cached === undefined ? {} : { cached }),
+      },
+      at,
+    );
   }
 
   flush(status: RunProgress['status']): void {
