@@ -119,7 +119,10 @@ export class ResultStore implements ResultCache {
   private constructor(
     readonly folder: string,
     private readonly maxBytes: number,
-    private readonly entries: Map<string, Entry>,
+    /** By key, its entry: an index line until a lookup needs it (a store holds far more than a run asks for). */
+    private readonly entries: Map<string, Entry | string>,
+    /** By key, its latest use the index files record. */
+    private readonly uses: Map<string, number>,
     private readonly indexFiles: number,
   ) {}
 
@@ -133,11 +136,23 @@ export class ResultStore implements ResultCache {
     } catch {
       // No store yet: the first result kept makes it.
     }
-    const indexes = names.filter((name) => name.endsWith(INDEX));
+    // Oldest first (a writer's id starts with its time): of two records of one key, the later one is kept.
+    const indexes = names.filter((name) => name.endsWith(INDEX)).sort();
     const texts = await Promise.all(indexes.map((name) => readFile(join(folder, name), 'utf8').catch(() => '')));
-    const entries = new Map<string, Entry>();
-    readIndexes(texts, entries);
-    return new ResultStore(folder, maxBytes, entries, indexes.length);
+    const entries = new Map<string, Entry | string>();
+    const uses = new Map<string, number>();
+    for (const text of texts) {
+      let start = 0;
+      for (let end = text.indexOf('\n'); end !== -1; start = end + 1, end = text.indexOf('\n', start)) {
+        const keyEnd = text.indexOf('\t', start + 2);
+        if (keyEnd === -1 || keyEnd > end || text.charCodeAt(start + 1) !== TAB) continue;
+        const key = text.slice(start + 2, keyEnd);
+        const kind = text.charCodeAt(start);
+        if (kind === RECORD) entries.set(key, text.slice(start, end));
+        else if (kind === USE) uses.set(key, Math.max(uses.get(key) ?? 0, Number(text.slice(keyEnd + 1, end)) || 0));
+      }
+    }
+    return new ResultStore(folder, maxBytes, entries, uses, indexes.length);
   }
 
   lookup(key: string): StoredResult | undefined {
@@ -151,8 +166,7 @@ export class ResultStore implements ResultCache {
 
   /** When the result under `key` was made, without reading it; undefined when none is stored. */
   madeAt(key: string): string | undefined {
-    const entry = this.entries.get(key);
-    return entry?.facts.made_at;
+    return this.entryOf(key)?.facts.made_at;
   }
 
   keep(key: string, result: StoredResult, canonical = canonicalOutput(result.output)): void {
@@ -192,8 +206,14 @@ export class ResultStore implements ResultCache {
   /** The results stored and their bytes (what the bound counts). */
   get size(): { readonly results: number; readonly bytes: number } {
     let bytes = 0;
-    for (const entry of this.entries.values()) bytes += entry.length;
-    return { results: this.entries.size, bytes };
+    let results = 0;
+    for (const key of [...this.entries.keys()]) {
+      const entry = this.entryOf(key);
+      if (entry === undefined) continue;
+      results++;
+      bytes += entry.length;
+    }
+    return { results, bytes };
   }
 
   /** Writes what is left, closes the files, and compacts the store when it is past its bound or has many indexes. */
@@ -208,7 +228,8 @@ export class ResultStore implements ResultCache {
     this.packs.clear();
     if (this.files !== undefined) rmSync(join(this.folder, this.id + OPEN), { force: true });
     const indexFiles = this.indexFiles + (this.files === undefined ? 0 : 1);
-    if (this.size.bytes <= this.maxBytes && indexFiles <= MAX_INDEX_FILES) return undefined;
+    // The packs' sizes bound what is stored: within the bound, nothing needs counting.
+    if (packBytes(this.folder) <= this.maxBytes && indexFiles <= MAX_INDEX_FILES) return undefined;
     try {
       return pruneStore(this.folder, this.maxBytes);
     } catch (error) {
@@ -217,8 +238,23 @@ export class ResultStore implements ResultCache {
     }
   }
 
+  /** The entry of `key`, its index line read on first use; undefined when none is stored or its line is malformed. */
+  private entryOf(key: string): Entry | undefined {
+    const known = this.entries.get(key);
+    if (typeof known !== 'string') return known;
+    const fields = known.split('\t');
+    const entry = fields.length === RECORD_FIELDS ? entryOf(fields) : undefined;
+    if (entry === undefined) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    entry.usedAtMs = Math.max(entry.usedAtMs, this.uses.get(key) ?? 0);
+    this.entries.set(key, entry);
+    return entry;
+  }
+
   private find(key: string, use: boolean): StoredResult | undefined {
-    const entry = this.entries.get(key);
+    const entry = this.entryOf(key);
     if (entry === undefined) return undefined;
     if (entry.unwritten !== undefined) return entry.unwritten;
     const result = this.read(key, entry);
@@ -524,6 +560,8 @@ function readIndexes(texts: readonly string[], entries: Map<string, Entry>): voi
 }
 
 const RECORD_FIELDS = 13;
+const RECORD = 'R'.charCodeAt(0);
+const USE = 'U'.charCodeAt(0);
 
 /** The entry an index line's fields describe, when they are well formed. */
 function entryOf(fields: readonly string[]): Entry | undefined {
@@ -665,6 +703,13 @@ function safeRead(path: string): string {
   } catch {
     return '';
   }
+}
+
+/** The bytes of the packs in `folder`. */
+function packBytes(folder: string): number {
+  let bytes = 0;
+  for (const name of safeReaddir(folder)) if (name.endsWith(PACK)) bytes += fileSize(join(folder, name)) ?? 0;
+  return bytes;
 }
 
 function fileSize(path: string): number | undefined {
