@@ -514,8 +514,9 @@ function measureCliRun(size: number, runs = 5): ProcessFigure {
   try {
     const file = join(folder, 'echo-layers.acmp-dag.json');
     writeFileSync(file, generate(size, 'echo-layers'));
-    // The bin as a user's `acmp-dag` runs it: through its shebang, with its flags, on this node.
-    const args = ['run', '--json', '--max-concurrency', '100', file];
+    // The bin as a user's `acmp-dag` runs it: through its shebang, with its flags, on this node. Without the result
+    // store, so that every run of the measurement sends every task (the store has its own row).
+    const args = ['run', '--json', '--max-concurrency', '100', '--no-cache', file];
     const options = {
       encoding: 'utf8',
       maxBuffer: 2 ** 30,

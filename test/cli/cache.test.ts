@@ -14,6 +14,7 @@ import type { DagPlan } from '../../server/src/protocol/market';
 import type { RunReport } from '../../server/src/protocol/report';
 import type { StoreStats } from '../../server/src/protocol/runMessages';
 import type { Counts } from '../support/countingProviderProcess';
+import { echoLayersDag } from '../support/echoDag';
 
 const CLI = process.env.ACMP_CLI_BUNDLE ?? resolve(__dirname, '../../dist/cli.js');
 const ROOT = resolve(__dirname, '../..');
@@ -137,6 +138,24 @@ function sixTasks(name: string, { midField = 'data.a', leaf = 'leaf v1' }: Edits
 const ALL_SIX = ['task_agg', 'task_final', 'task_leaf', 'task_mid_a', 'task_mid_b', 'task_split'];
 
 describe('acmp-dag run with the result store', () => {
+  test('a DAG of 1,000 tasks: editing one leaf and running again sends exactly one invoke', async () => {
+    const store = newStore();
+    const dag = JSON.parse(echoLayersDag(1_000, 'dag_thousand', { distinctResults: true })) as {
+      tasks: { task_id: string; input: unknown }[];
+    };
+    const file = writeJson('thousand.acmp-dag.json', dag);
+    const first = await run(store, file, '--max-concurrency', '50');
+    assert.equal(first.invokes, 1_000);
+    // A leaf: a task of the last layer, which no task reads.
+    const leaf = dag.tasks[dag.tasks.length - 1]!;
+    leaf.input = { type: 'text', data: 'edited' };
+    writeJson('thousand.acmp-dag.json', dag);
+    const again = await run(store, file, '--max-concurrency', '50');
+    assert.equal(again.invokes, 1);
+    assert.deepEqual(split(reportOf(again)).sent, [leaf.task_id]);
+    assert.equal(reportOf(again).totals.cached?.tasks, 999);
+  });
+
   test('editing a leaf sends exactly one invoke: the other five come from the store at 0 CU, naming the first run', async () => {
     const store = newStore();
     const first = await run(store, sixTasks('leaf-1.acmp-dag.json'));
