@@ -95,7 +95,7 @@ export function registerCommands(runs: RunsModel, runner: Runner, tokens: Provid
   };
 
   const showTaskOutput = async ({ runId, task }: TaskNode) => {
-    const document = await workspace.openTextDocument(taskOutputUri(runId, task.taskId));
+    const document = await workspace.openTextDocument(taskOutputUri(runId, task));
     await window.showTextDocument(document, { preview: true });
   };
 

@@ -2,7 +2,7 @@
 import { ThemeColor, ThemeIcon } from 'vscode';
 import type { RunStatus, TaskState } from '../../server/src/protocol/report';
 import type { TaskSnapshot } from './runSnapshot';
-import { joined, taskCost, taskDuration } from './runText';
+import { STATE_SYMBOL, joined, taskCost, taskDuration } from './runText';
 
 type Shown = TaskState | RunStatus | 'running';
 
@@ -22,15 +22,6 @@ const ICON: Record<Shown, string> = {
   cancelled: 'circle-slash',
 };
 
-/** The symbol before a state where no icon can go (inline in the editor). */
-const SYMBOL: Record<TaskState, string> = {
-  pending: '○',
-  running: '◔',
-  completed: '✓',
-  failed: '✗',
-  cancelled: '⊘',
-};
-
 export const stateIcon = (state: Shown): ThemeIcon => new ThemeIcon(ICON[state], COLOR[state]);
 export const stateColor = (state: Shown): ThemeColor | undefined => COLOR[state];
 
@@ -40,8 +31,8 @@ export const stateColor = (state: Shown): ThemeColor | undefined => COLOR[state]
  */
 export const taskSummary = (task: TaskSnapshot): string =>
   task.cached === undefined
-    ? joined([`${SYMBOL[task.state]} ${task.state}`, taskDuration(task), taskCost(task)])
-    : `${SYMBOL[task.state]} cached`;
+    ? joined([`${STATE_SYMBOL[task.state]} ${task.state}`, taskDuration(task), taskCost(task)])
+    : `${STATE_SYMBOL[task.state]} cached`;
 
 /** The start of a JSON value, for a tooltip. */
 export function preview(value: unknown, maxChars = 600): string {

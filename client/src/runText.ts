@@ -107,40 +107,63 @@ export function cachedTasks(run: RunSnapshot): { readonly tasks: number; readonl
   return { tasks, savedCu };
 }
 
-/** `12 ✓ (10 cached)`: the run's completed tasks, where some came from the result store; undefined where none did. */
-function cachedCount(run: RunSnapshot): string | undefined {
-  const { tasks } = cachedTasks(run);
-  if (tasks === 0) return undefined;
-  const completed = run.tasks.filter((task) => task.state === 'completed').length;
-  return `${completed} ✓ (${tasks} cached)`;
+/** The symbol of a state where no icon can go: inline in the editor, and in counts of tasks. */
+export const STATE_SYMBOL: Record<TaskSnapshot['state'], string> = {
+  pending: '○',
+  running: '◔',
+  completed: '✓',
+  failed: '✗',
+  cancelled: '⊘',
+};
+
+const SHOWN_STATES = ['completed', 'failed', 'cancelled', 'running', 'pending'] as const;
+
+/**
+ * How many tasks of a run are in each state, the non-zero ones, each state named by `name`; the completed say how
+ * many came from the result store.
+ */
+function eachStateCount(run: RunSnapshot, name: (state: TaskSnapshot['state']) => string, separator: string): string {
+  const counts = new Map<TaskSnapshot['state'], number>();
+  for (const task of run.tasks) counts.set(task.state, (counts.get(task.state) ?? 0) + 1);
+  const cached = cachedTasks(run).tasks;
+  return SHOWN_STATES.filter((state) => counts.has(state))
+    .map(
+      (state) =>
+        `${counts.get(state)} ${name(state)}${state === 'completed' && cached > 0 ? ` (${cached} cached)` : ''}`,
+    )
+    .join(separator);
 }
 
 /**
- * `completed · 14:03:22`, `durable · running · 14:03:22`, `stopped by its budget · 0.012 / 0.02 CU · 14:03:22`,
- * `completed · 12 ✓ (10 cached) · 14:03:22`: beside a run's dag_id in the tree.
+ * How many tasks of a run ended in each state: `1 completed, 1 failed, 2 cancelled`, or
+ * `3 completed (2 cached), 1 failed` where outputs came from the result store.
+ */
+export const stateCounts = (run: RunSnapshot): string => eachStateCount(run, (state) => state, ', ');
+
+/**
+ * A run's tasks in a few characters: `512/1000` finished while it runs (the status bar's figure), `512/1000, 3 ✗`
+ * with failures; once it ended, each state's count, `2 ✓ 1 ✗ 1 ⊘`, or `12 ✓ (10 cached)` where outputs came from
+ * the result store.
+ */
+export function runCounts(run: RunSnapshot): string {
+  if (run.status !== 'running') return eachStateCount(run, (state) => STATE_SYMBOL[state], ' ');
+  const failures = run.tasks.filter((task) => task.state === 'failed').length;
+  return `${run.finishedTasks}/${run.tasks.length}${failures === 0 ? '' : `, ${failures} ${STATE_SYMBOL.failed}`}`;
+}
+
+/**
+ * Beside a run's dag_id in the tree, its status first, which the default side bar width has room for:
+ * `running · 512/1000 · 14:03:22 · durable`, `failed · 2 ✓ 1 ✗ 1 ⊘ · 14:03:22`,
+ * `stopped by its budget · 1 ✓ 1 ⊘ · 14:03:22 · 0.012 / 0.02 CU`. The tooltip (runDetails) has all of it.
  */
 export const runDescription = (run: RunSnapshot): string =>
   joined([
-    run.engine === undefined ? undefined : 'durable',
     stoppedOnBudget(run) ? 'stopped by its budget' : run.status,
-    budgetSpend(run),
-    cachedCount(run),
+    runCounts(run),
     new Date(run.startedAt).toLocaleTimeString(),
+    budgetSpend(run),
+    run.engine === undefined ? undefined : 'durable',
   ]);
-
-/**
- * How many tasks of a run ended in each state, the non-zero ones: `1 completed, 1 failed, 2 cancelled`, or
- * `3 completed (2 cached), 1 failed` where outputs came from the result store.
- */
-export function stateCounts(run: RunSnapshot): string {
-  const counts = new Map<string, number>();
-  for (const task of run.tasks) counts.set(task.state, (counts.get(task.state) ?? 0) + 1);
-  const cached = cachedTasks(run).tasks;
-  return ['completed', 'failed', 'cancelled', 'running', 'pending']
-    .filter((state) => counts.has(state))
-    .map((state) => `${counts.get(state)} ${state}${state === 'completed' && cached > 0 ? ` (${cached} cached)` : ''}`)
-    .join(', ');
-}
 
 /** What the result store saved a run: `2 outputs from the result store saved 0.003 CU`; '' where it gave none. */
 function savedLine(run: RunSnapshot): string {

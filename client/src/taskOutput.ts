@@ -1,34 +1,37 @@
-// "Show Output" and "Show Report": a task's output (or error) and a finished run's report, read-only JSON documents of
+// "Show Output" and "Show Report": a task's output (or error) and a finished run's report, read-only documents of
 // their own schemes.
 import { type TextDocumentContentProvider, Uri } from 'vscode';
 import { runReport } from './runReport';
 import type { RunsModel } from './runs';
-import { outputNotKept, outputNotSent } from './storedRuns';
+import type { TaskSnapshot } from './runSnapshot';
+import { showsOutputAsJson, taskGoneText, taskOutputText } from './taskOutputText';
 
 /** A document that says why there is nothing to show. */
 const messageDocument = (message: string): string => JSON.stringify({ message }, null, 2) + '\n';
 
 export const TASK_OUTPUT_SCHEME = 'acmp-output';
 
-/** `acmp-output:/<task_id>.json?<run_id>`: the tab shows the task's id. */
-export const taskOutputUri = (runId: string, taskId: string): Uri =>
-  Uri.from({ scheme: TASK_OUTPUT_SCHEME, path: `/${taskId}.json`, query: runId });
+/** The name of a task's document: its id, the extension its language (taskOutputText.ts). */
+const JSON_DOCUMENT = '.jsonc';
+const MARKDOWN_DOCUMENT = '.md';
+
+/** `acmp-output:/<task_id>.jsonc?<run_id>` for an output, `….md` for an error: the tab shows the task's id. */
+export const taskOutputUri = (runId: string, task: TaskSnapshot): Uri =>
+  Uri.from({
+    scheme: TASK_OUTPUT_SCHEME,
+    path: `/${task.taskId}${showsOutputAsJson(task) ? JSON_DOCUMENT : MARKDOWN_DOCUMENT}`,
+    query: runId,
+  });
 
 export class TaskOutputProvider implements TextDocumentContentProvider {
   constructor(private readonly runs: RunsModel) {}
 
   provideTextDocumentContent(uri: Uri): string {
-    const taskId = uri.path.slice(1, -'.json'.length);
-    const task = this.runs.get(uri.query)?.tasks.find((candidate) => candidate.taskId === taskId);
-    const shown = task?.error ?? task?.output;
-    if (shown === undefined && task?.outputNotSentBytes !== undefined) {
-      return messageDocument(outputNotSent(taskId, task.outputNotSentBytes));
-    }
-    if (shown === undefined && task?.outputNotKeptBytes !== undefined) {
-      return messageDocument(outputNotKept(taskId, task.outputNotKeptBytes));
-    }
-    if (shown === undefined) return messageDocument(`No output of ${taskId} is kept.`);
-    return JSON.stringify(shown, null, 2) + '\n';
+    const asJson = uri.path.endsWith(JSON_DOCUMENT);
+    const taskId = uri.path.slice(1, -(asJson ? JSON_DOCUMENT : MARKDOWN_DOCUMENT).length);
+    const run = this.runs.get(uri.query);
+    const task = run?.tasks.find((candidate) => candidate.taskId === taskId);
+    return run === undefined || task === undefined ? taskGoneText(taskId, asJson) : taskOutputText(task, run);
   }
 }
 

@@ -1,14 +1,37 @@
 // Completion over stdio, as an editor asks for it: the items, their order, what they replace and insert.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { CompletionItem, CompletionList, TextEdit } from 'vscode-languageserver-types';
+import {
+  type CompletionItem,
+  CompletionItemTag,
+  type CompletionList,
+  type TextEdit,
+} from 'vscode-languageserver-types';
 import { MAX_TASK_ID_ITEMS } from '../../server/src/features/completion';
 import { CURSOR, applyEdits, atCursor, textOf } from '../support/cursor';
 import { diamondWith } from '../support/diamond';
 import { type LspSession, startLspSession } from '../support/lspHarness';
+
+const PIPELINE = readFileSync(resolve(__dirname, '../../examples/text-pipeline.acmp-dag.json'), 'utf8');
+
+/** The example pipeline with its first `search` replaced. */
+function pipelineWith(search: string, replacement: string): string {
+  if (!PIPELINE.includes(search)) throw new Error(`the example has no ${search}`);
+  return PIPELINE.replace(search, replacement);
+}
+
+/** A chain task_c1 → task_c2 → … → task_c7 and one more edge, `last`. */
+function chainWith(last: string): string {
+  const ids = Array.from({ length: 7 }, (_, k) => `task_c${k + 1}`);
+  const tasks = ids.map((id) =>
+    JSON.stringify({ task_id: id, capability: 'echo', input: { type: 'text', data: 'x' } }),
+  );
+  const edges = ids.slice(1).map((id, k) => JSON.stringify({ from: ids[k], to: id }));
+  return `{ "dag_id": "dag_chain", "tasks": [${tasks.join(', ')}],\n "edges": [${edges.join(', ')}, ${last}] }`;
+}
 
 describe('completion over stdio', () => {
   let session: LspSession;
@@ -62,7 +85,7 @@ describe('completion over stdio', () => {
     return applyEdits(cursor.document, [item.textEdit]);
   };
 
-  test('an edge target offers the tasks that keep the graph acyclic first, never the source itself', async () => {
+  test('an edge target offers the tasks that keep the graph acyclic first, the source itself last', async () => {
     const { items, labels, cursor } = await complete(
       diamondWith(
         '{ "from": "task_right", "to": "task_join" }',
@@ -70,9 +93,11 @@ describe('completion over stdio', () => {
       ),
     );
     // right → join exists already; right → split would close a cycle; right → right is a self-loop.
-    assert.deepEqual(labels, ['task_left', 'task_note', 'task_join', 'task_split']);
-    assert.match(items.at(-1)!.detail!, /text-split · would close a cycle \(upstream of task_right\)/);
-    assert.match(items.at(-2)!.detail!, /this edge exists already/);
+    assert.deepEqual(labels, ['task_left', 'task_note', 'task_join', 'task_split', 'task_right']);
+    assert.equal(items.at(-2)!.detail, 'text-split · would close a cycle: task_right → task_split → task_right');
+    assert.equal(items.at(-1)!.detail, 'sentiment-analysis · would close a cycle: task_right → task_right');
+    assert.match(items.at(-3)!.detail!, /this edge exists already/);
+    assert.equal(items.at(-3)!.labelDetails?.description, 'edge exists · result-aggregation');
     assert.equal(items[0]!.labelDetails?.description, 'sentiment-analysis');
     // The whole string being typed is replaced, quotes included.
     assert.equal(textOf(cursor.document, (items[0]!.textEdit as TextEdit).range), '"task_j"');
@@ -86,12 +111,70 @@ describe('completion over stdio', () => {
         `{ "from": "task_split", "to": "task_left" },\n    { "from": "${CURSOR}", "to": "task_left" }`,
       ),
     );
-    // split → left exists already; join is downstream of left.
-    assert.deepEqual(labels, ['task_right', 'task_note', 'task_split', 'task_join']);
-    assert.match(items.at(-1)!.detail!, /would close a cycle \(downstream of task_left\)/);
+    // split → left exists already; join is downstream of left; left → left is a self-loop.
+    assert.deepEqual(labels, ['task_right', 'task_note', 'task_split', 'task_left', 'task_join']);
+    assert.match(items.at(-1)!.detail!, /would close a cycle: task_join → task_left → task_join/);
   });
 
-  test('from_task inside a task: its upstream tasks first, never the task itself, its downstream last', async () => {
+  test('an edge target ranks first the task that reads the source without that edge; a cycle last, struck through', async () => {
+    const { items, labels } = await complete(
+      pipelineWith(
+        '{ "from": "task_sent_02b", "to": "task_agg_03" }',
+        `{ "from": "task_sent_02b", "to": "${CURSOR}" }`,
+      ),
+    );
+    // task_agg_03 reads task_sent_02b and lacks the edge; split → sent_02b makes sent_02b → split a cycle.
+    assert.deepEqual(labels, ['task_agg_03', 'task_sent_02a', 'task_split_01', 'task_sent_02b']);
+    const [reader, other, upstream, self] = items;
+    assert.equal(reader!.detail, 'result-aggregation · reads task_sent_02b; no edge yet');
+    assert.equal(reader!.labelDetails?.description, 'needs this edge · result-aggregation');
+    assert.equal(other!.labelDetails?.description, 'sentiment-analysis');
+    assert.equal(upstream!.detail, 'text-split · would close a cycle: task_sent_02b → task_split_01 → task_sent_02b');
+    // The mark shows in the list itself, not only in the selected item's detail.
+    assert.equal(upstream!.labelDetails?.description, 'closes a cycle · text-split');
+    assert.equal(self!.detail, 'sentiment-analysis · would close a cycle: task_sent_02b → task_sent_02b');
+    assert.deepEqual(
+      items.map((item) => item.tags ?? []),
+      [[], [], [CompletionItemTag.Deprecated], [CompletionItemTag.Deprecated]],
+    );
+
+    // Completing again over the end already written: that edge is the one being edited, not a duplicate.
+    const again = await complete(pipelineWith('"to": "task_agg_03" }\n', `"to": "task_agg${CURSOR}_03" }\n`));
+    assert.equal(again.items[0]!.label, 'task_agg_03');
+    assert.equal(again.items[0]!.detail, 'result-aggregation · reads task_sent_02b; no edge yet');
+  });
+
+  test('an edge source ranks first what the target reads without the edge; a cycle through a reference last', async () => {
+    const { items, labels } = await complete(
+      pipelineWith(
+        '{ "from": "task_sent_02b", "to": "task_agg_03" }',
+        `{ "from": "${CURSOR}", "to": "task_agg_03" }`,
+      ).replace(
+        '  ],\n  "edges"',
+        '  ,{ "task_id": "task_report_04", "capability": "echo", "input": { "source": { "from_task": "task_agg_03" } } }\n  ],\n  "edges"',
+      ),
+    );
+    // task_report_04 reads task_agg_03 with no edge yet: it is downstream all the same.
+    assert.deepEqual(labels, ['task_sent_02b', 'task_split_01', 'task_sent_02a', 'task_agg_03', 'task_report_04']);
+    assert.equal(items[0]!.detail, 'sentiment-analysis · read by task_agg_03; no edge yet');
+    assert.match(items[2]!.detail!, /this edge exists already/);
+    assert.equal(items[4]!.detail, 'echo · would close a cycle: task_report_04 → task_agg_03 → task_report_04');
+  });
+
+  test('a cycle along a long way names its ends and elides the middle', async () => {
+    const target = await complete(chainWith(`{ "from": "task_c7", "to": "${CURSOR}" }`));
+    const detailOf = (list: typeof target, label: string): string | undefined =>
+      list.items.find((item) => item.label === label)?.detail;
+    assert.equal(detailOf(target, 'task_c1'), 'echo · would close a cycle: task_c7 → task_c1 → task_c2 → … → task_c7');
+    assert.equal(
+      detailOf(target, 'task_c4'),
+      'echo · would close a cycle: task_c7 → task_c4 → task_c5 → task_c6 → task_c7',
+    );
+    const source = await complete(chainWith(`{ "from": "${CURSOR}", "to": "task_c1" }`));
+    assert.equal(detailOf(source, 'task_c7'), 'echo · would close a cycle: task_c7 → task_c1 → … → task_c6 → task_c7');
+  });
+
+  test('from_task inside a task: its upstream tasks first, itself and its downstream last', async () => {
     const { labels } = await complete(
       diamondWith(
         '"from_task": "task_split", "field": "data.chunks[1]"',
@@ -99,12 +182,13 @@ describe('completion over stdio', () => {
       ),
     );
     // Inside task_right: split has an edge into it; join is downstream of it.
-    assert.deepEqual(labels, ['task_split', 'task_left', 'task_note', 'task_join']);
+    assert.deepEqual(labels, ['task_split', 'task_left', 'task_note', 'task_right', 'task_join']);
   });
 
   test('from_tasks offers the ids not listed yet, between elements and in a typed element', async () => {
     const between = await complete(diamondWith('["task_left", "task_right"]', `["task_left", ${CURSOR}]`));
-    assert.deepEqual(between.labels, ['task_right', 'task_split', 'task_note']);
+    // task_join reading itself would be a cycle.
+    assert.deepEqual(between.labels, ['task_right', 'task_split', 'task_note', 'task_join']);
     assert.equal(accept(between.cursor, between.items[0]!).includes('["task_left", "task_right"]'), true);
     const typed = await complete(diamondWith('["task_left", "task_right"]', `["task_left", "task_r${CURSOR}"]`));
     // What is typed before the cursor narrows the list (letters in order, any case).
@@ -143,8 +227,8 @@ describe('completion over stdio', () => {
     const { labels } = await complete(
       diamondWith('{ "from": "task_right", "to": "task_join" }\n', `{ "from": "task_right", "to": "task_${CURSOR}\n`),
     );
-    assert.ok(labels.includes('task_left') && labels.includes('task_note'), labels.join());
-    assert.ok(!labels.includes('task_right'));
+    // The edge being typed replaced right → join, which task_join needs: it reads task_right.
+    assert.deepEqual(labels, ['task_join', 'task_left', 'task_note', 'task_split', 'task_right']);
   });
 
   test('capabilities: the providers’, this file’s, the workspace’s, and none twice', async () => {

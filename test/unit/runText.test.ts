@@ -97,13 +97,47 @@ test("the tooltips hold what the tree's rows leave out: capability, provider, ti
   assert.equal(id, 'run run-1');
 });
 
-test('a durable run says so beside its state, and its tooltip names the run and its engine; a local run neither', () => {
+test('a durable run says so after its state, counts and start, and its tooltip names the run and its engine', () => {
   const local = run([completed], 'running');
   const durable: RunSnapshot = { ...local, runId: 'run-7', engine: 'http://127.0.0.1:8080' };
-  assert.match(runDescription(durable), /^durable · running · /);
-  assert.match(runDescription(local), /^running · /);
+  assert.match(runDescription(durable), /^running · 1\/1 · [^·]+ · durable$/);
+  assert.match(runDescription(local), /^running · 1\/1 · [^·]+$/);
   assert.equal(runDetails(durable).at(-1), 'durable run run-7 on http://127.0.0.1:8080');
   assert.equal(runDetails(local).at(-1), 'run run-1');
+});
+
+test("a run's row starts with its state and counts, what a narrow side bar shows; its tooltip has the rest", () => {
+  // 512 of 1,000 tasks finished, 3 of them failed (best-effort), on the engine: the status bar's figure comes first.
+  const tasks: TaskSnapshot[] = Array.from({ length: 1000 }, (_, index) => ({
+    taskId: `task_${index}`,
+    state: index < 3 ? 'failed' : index < 512 ? 'completed' : 'pending',
+  }));
+  const durable: RunSnapshot = {
+    ...run(tasks, 'running'),
+    finishedAt: undefined,
+    finishedTasks: 512,
+    engine: 'http://127.0.0.1:8080',
+    budget: {
+      total_cap_cu: 0.02,
+      spent_cu: 0.012,
+      stopped: false,
+      denied_tasks: [],
+      rest: { known_cu: 0, unpriced: 0 },
+    },
+  };
+  const startedAt = new Date(durable.startedAt).toLocaleTimeString();
+  assert.equal(runDescription(durable), `running · 512/1000, 3 ✗ · ${startedAt} · 0.012 / 0.02 CU · durable`);
+  assert.equal(
+    runDescription({ ...durable, status: 'failed' }),
+    `failed · 509 ✓ 3 ✗ 488 ○ · ${startedAt} · 0.012 / 0.02 CU · durable`,
+  );
+  // The tooltip keeps what the row shows after the status: the file and start, the spend, that it is durable.
+  const details = runDetails(durable);
+  assert.match(details[0]!, /^my pipeline\.acmp-dag\.json · started /);
+  assert.equal(details[1], '512/1000 tasks finished · 0.0042 CU');
+  assert.equal(details[2], '509 completed, 3 failed, 488 pending');
+  assert.ok(details.includes('budget 0.02 CU: spent 0.012 CU'));
+  assert.equal(details.at(-1), 'durable run run-1 on http://127.0.0.1:8080');
 });
 
 test("Show Report rebuilds the server's report: its members, in its order, the leaves' outputs as the result", () => {
@@ -180,14 +214,14 @@ const stopped: RunSnapshot = {
 };
 
 test('a run with a budget shows its spend against it; one its budget stopped says so in its row, tooltip and end', () => {
-  assert.match(runDescription(stopped), /^stopped by its budget · 0\.0042 \/ 0\.005 CU · /);
+  assert.match(runDescription(stopped), /^stopped by its budget · 1 ✓ 1 ⊘ · [^·]+ · 0\.0042 \/ 0\.005 CU$/);
   const within: RunSnapshot = {
     ...stopped,
     status: 'completed',
     budget: { ...stopped.budget!, stopped: false, denied_tasks: [] },
   };
-  assert.match(runDescription(within), /^completed · 0\.0042 \/ 0\.005 CU · /);
-  assert.match(runDescription(run([completed], 'completed')), /^completed · \d/);
+  assert.match(runDescription(within), /^completed · 1 ✓ 1 ⊘ · [^·]+ · 0\.0042 \/ 0\.005 CU$/);
+  assert.match(runDescription(run([completed], 'completed')), /^completed · 1 ✓ · [^·]+$/);
   assert.ok(runDetails(stopped).includes('budget 0.005 CU: spent 0.0042 CU, stopped: 1 task not covered'));
   assert.equal(
     runEndMessage(stopped),
@@ -232,11 +266,11 @@ test('a task from the result store says so in its row and tooltip, and its run c
   );
 
   const mixed = run([completed, cached, { ...cached, taskId: 'task_other' }, failed], 'failed');
-  assert.match(runDescription(mixed), /^failed · 3 ✓ \(2 cached\) · \d/);
+  assert.match(runDescription(mixed), /^failed · 3 ✓ \(2 cached\) 1 ✗ · [^·]+$/);
   assert.equal(stateCounts(mixed), '3 completed (2 cached), 1 failed');
   assert.ok(runDetails(mixed).includes('2 outputs from the result store saved 0.002 CU'));
   // A run without cached tasks reads as before.
-  assert.match(runDescription(run([completed], 'completed')), /^completed · \d/);
+  assert.match(runDescription(run([completed], 'completed')), /^completed · 1 ✓ · [^·]+$/);
   assert.equal(stateCounts(run([completed, failed], 'failed')), '1 completed, 1 failed');
 });
 

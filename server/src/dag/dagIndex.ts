@@ -47,6 +47,7 @@ export interface DagFigures {
 export class DagIndex {
   private places: Map<string, Place[]> | undefined;
   private graph: { successors: Adjacency; predecessors: Adjacency; ends: EdgeEnds } | undefined;
+  private referenceGraph: { readers: Adjacency; read: Adjacency } | undefined;
   private figureCache: DagFigures | undefined;
   private cycleMarks: Uint8Array | undefined;
 
@@ -89,6 +90,11 @@ export class DagIndex {
     return this.neighbours(task, this.adjacencies().successors);
   }
 
+  /** The tasks whose input reads `task` (`from_task` or `from_tasks`), each once, in file order. */
+  readers(task: TaskDeclaration): TaskDeclaration[] {
+    return this.neighbours(task, this.readings().readers);
+  }
+
   /**
    * Successors and predecessors by graph node (a task's position in `model.tasks`), over the edges whose both ends
    * name a task; a repeated edge is there as often as it is written.
@@ -97,26 +103,33 @@ export class DagIndex {
     return this.adjacencies();
   }
 
-  /** Marks, by graph node, the tasks reachable from `task` along edges (`downstream`) or against them. */
-  reachable(task: TaskDeclaration, direction: 'downstream' | 'upstream'): Uint8Array {
+  /**
+   * A breadth-first walk from `task` along the dependencies, edges and references alike (a task waits for what it
+   * reads as it waits for an edge's `from`), downstream or upstream. By graph node: the neighbour one step nearer
+   * `task` on a shortest way back to it, the node itself for `task`, -1 where the walk did not reach.
+   */
+  dependencyWalk(task: TaskDeclaration, direction: 'downstream' | 'upstream'): Int32Array {
     const { successors, predecessors } = this.adjacencies();
-    const graph = direction === 'downstream' ? successors : predecessors;
-    const marks = new Uint8Array(this.model.tasks.length);
+    const { readers, read } = this.readings();
+    const graphs = direction === 'downstream' ? [successors, readers] : [predecessors, read];
+    const steps = new Int32Array(this.model.tasks.length).fill(-1);
     const start = this.nodeOf(task);
-    if (start === undefined) return marks;
+    if (start === undefined) return steps;
     const queue = [start];
-    marks[start] = 1;
+    steps[start] = start;
     for (let head = 0; head < queue.length; head++) {
       const node = queue[head]!;
-      for (let e = graph.offsets[node]!; e < graph.offsets[node + 1]!; e++) {
-        const next = graph.targets[e]!;
-        if (marks[next] === 0) {
-          marks[next] = 1;
-          queue.push(next);
+      for (const graph of graphs) {
+        for (let e = graph.offsets[node]!; e < graph.offsets[node + 1]!; e++) {
+          const next = graph.targets[e]!;
+          if (steps[next] === -1) {
+            steps[next] = node;
+            queue.push(next);
+          }
         }
       }
     }
-    return marks;
+    return steps;
   }
 
   /**
@@ -232,6 +245,27 @@ export class DagIndex {
       this.graph = { successors: adjacency(count, from, to), predecessors: adjacency(count, to, from), ends };
     }
     return this.graph;
+  }
+
+  /** By graph node, the tasks that read it (`readers`) and the tasks it reads (`read`), over references to tasks. */
+  private readings(): { readers: Adjacency; read: Adjacency } {
+    if (this.referenceGraph === undefined) {
+      const tasks = this.model.tasks;
+      const from: number[] = [];
+      const to: number[] = [];
+      for (let reader = 0; reader < tasks.length; reader++) {
+        const task = tasks[reader]!;
+        if (task.duplicateOf !== undefined) continue;
+        for (let position = 0; position < task.referenceCount; position++) {
+          const source = this.graphNode(task.referencedId(position));
+          if (source === -1) continue;
+          from.push(source);
+          to.push(reader);
+        }
+      }
+      this.referenceGraph = { readers: adjacency(tasks.length, from, to), read: adjacency(tasks.length, to, from) };
+    }
+    return this.referenceGraph;
   }
 
   /** The graph node of the task `id` names, or -1. */

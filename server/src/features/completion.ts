@@ -4,6 +4,7 @@
 import {
   type CompletionItem,
   CompletionItemKind,
+  CompletionItemTag,
   type CompletionList,
   InsertTextFormat,
   MarkupKind,
@@ -23,7 +24,17 @@ import { describeValue, knownOutput, outputPaths, preview } from './outputs';
 import { type Feature, type FeatureContext, analysisOf } from './feature';
 import { matchesQuery } from './matching';
 import { schemaCompletions } from './schemaService';
-import { CLOSES_CYCLE, FEEDS_SELF, type IdSite, JOINED, freshTaskId, rankTaskIds, rankedPositions } from './taskIds';
+import {
+  CLOSES_CYCLE,
+  FEEDS_SELF,
+  type IdSite,
+  JOINED,
+  LACKS_EDGE,
+  type TaskIdRanking,
+  freshTaskId,
+  rankTaskIds,
+  rankedPositions,
+} from './taskIds';
 
 /** Where a completed value goes: over the value being typed, or at the cursor when there is none yet. */
 function valueRange(document: TextDocument, node: JsonNode | undefined, offset: number): Range {
@@ -46,32 +57,57 @@ const sortKey = (rank: number, position: number): string => `${rank}${String(pos
  */
 export const MAX_TASK_ID_ITEMS = 200;
 
+/**
+ * Why a task id ranks where it does, for the ranks that have a reason: `reason` for the item's detail, and, where the
+ * user should see it before choosing, a `mark` short enough for the list.
+ */
+function rankReason(
+  ranking: TaskIdRanking,
+  site: IdSite,
+  rank: number,
+  position: number,
+): { mark?: string; reason: string } | undefined {
+  const selfId = ranking.self?.id ?? 'this task';
+  switch (rank) {
+    case LACKS_EDGE:
+      return {
+        mark: 'needs this edge',
+        reason:
+          site.kind === 'edge-end' && site.end === 'from'
+            ? `read by ${selfId}; no edge yet`
+            : `reads ${selfId}; no edge yet`,
+      };
+    case FEEDS_SELF:
+      return { reason: `has an edge into ${selfId}` };
+    case JOINED:
+      return { mark: 'edge exists', reason: 'this edge exists already' };
+    case CLOSES_CYCLE:
+      return { mark: 'closes a cycle', reason: `would close a cycle: ${ranking.cycleThrough(position)}` };
+    default:
+      return undefined;
+  }
+}
+
 /** Task ids for an edge end or a reference, ranked (see `rankTaskIds`); `typed` is the part before the cursor. */
 function taskIdItems(analysis: DagAnalysis, site: IdSite, typed: string, range: Range): CompletionList {
   const { model } = analysis;
   const ranking = rankTaskIds(model, site);
-  const { self, cycleNote } = ranking;
   const kept = rankedPositions(model, ranking, (id) => matchesQuery(id, typed));
   const items: CompletionItem[] = [];
   for (const position of kept.slice(0, MAX_TASK_ID_ITEMS)) {
     const task = model.tasks[position]!;
-    const id = task.id!;
     const rank = ranking.rankOf(position)!;
-    const cycle = rank === CLOSES_CYCLE;
-    const duplicate = rank === JOINED;
-    const note = cycle
-      ? ` · would close a cycle (${cycleNote})`
-      : duplicate
-        ? ' · this edge exists already'
-        : rank === FEEDS_SELF
-          ? ` · has an edge into ${self?.id ?? 'this task'}`
-          : '';
+    const why = rankReason(ranking, site, rank, position);
+    const capability = task.capability ?? '(no capability)';
     items.push(
-      stringItem(id, range, {
+      stringItem(task.id!, range, {
         kind: CompletionItemKind.Reference,
-        labelDetails: { description: task.capability },
-        detail: `${task.capability ?? '(no capability)'}${note}`,
+        // The list shows the description of every item, the detail only of the selected one: the mark goes first.
+        labelDetails: { description: why?.mark === undefined ? task.capability : `${why.mark} · ${capability}` },
+        detail: why === undefined ? capability : `${capability} · ${why.reason}`,
         sortText: sortKey(rank, position),
+        // Struck through in the list: offered so that the user who looks for it learns why not.
+        ...(rank === CLOSES_CYCLE ? { tags: [CompletionItemTag.Deprecated] } : {}),
       }),
     );
   }

@@ -17,7 +17,7 @@ import {
   spans,
 } from './fixChanges';
 import { documentStyle, objectLayout, propertyEntry, reindented, renderObject, replaceValue } from './jsonEdits';
-import { FEEDS_SELF, OTHER, rankTaskIds, rankedPositions } from './taskIds';
+import { FEEDS_SELF, LACKS_EDGE, OTHER, rankTaskIds, rankedPositions } from './taskIds';
 
 export const edgeName = (edge: EdgeDeclaration): string => `"${edge.from ?? '?'}" → "${edge.to ?? '?'}"`;
 
@@ -48,27 +48,25 @@ export function missingEdges(model: DagModel): { from: string; to: string }[] {
   return missing;
 }
 
-/** Ids for one end of an edge that would give a reference its missing edge, in file order. */
-function unmetEnds(model: DagModel, edge: EdgeDeclaration, end: 'from' | 'to'): string[] {
-  const other = end === 'from' ? edge.to : edge.from;
-  return missingEdges(model)
-    .filter((missing) => (end === 'from' ? missing.to : missing.from) === other)
-    .map((missing) => missing[end]);
+/** Ids for an end of `edge` of the ranks `ranks`, as completion ranks them; none while the other end is unnamed. */
+function edgeEnds(model: DagModel, edge: EdgeDeclaration, end: 'from' | 'to', ranks: readonly number[]): string[] {
+  if ((end === 'from' ? edge.to : edge.from) === undefined) return [];
+  const ranking = rankTaskIds(model, { kind: 'edge-end', edge, end, node: undefined });
+  return rankedPositions(model, ranking, () => true)
+    .filter((position) => ranks.includes(ranking.rankOf(position)!))
+    .map((position) => model.tasks[position]!.id!);
 }
+
+/** Ids for one end of an edge that would give a reference its missing edge, in file order. */
+const unmetEnds = (model: DagModel, edge: EdgeDeclaration, end: 'from' | 'to'): string[] =>
+  edgeEnds(model, edge, end, [LACKS_EDGE]);
 
 /**
  * Ids for an end of an edge that make no new error: those that give a reference its edge, then the others as
- * completion ranks them, leaving out the other end, the pairs joined already and those that would close a cycle.
+ * completion ranks them, leaving out the pairs joined already and those that would close a cycle (the other end too).
  */
-export function edgeEndCandidates(analysis: DagAnalysis, edge: EdgeDeclaration, end: 'from' | 'to'): string[] {
-  const { model } = analysis;
-  if ((end === 'from' ? edge.to : edge.from) === undefined) return [];
-  const ranking = rankTaskIds(model, { kind: 'edge-end', edge, end, node: undefined });
-  const others = rankedPositions(model, ranking, () => true)
-    .filter((position) => ranking.rankOf(position) === OTHER)
-    .map((position) => model.tasks[position]!.id!);
-  return [...new Set([...unmetEnds(model, edge, end), ...others])];
-}
+export const edgeEndCandidates = (analysis: DagAnalysis, edge: EdgeDeclaration, end: 'from' | 'to'): string[] =>
+  edgeEnds(analysis.model, edge, end, [LACKS_EDGE, OTHER]);
 
 /** Appends the edge `from` → `to`, written like the last edge, or, for the first one, like `like`. */
 function addEdge(analysis: DagAnalysis, from: string, to: string, like: ObjectNode): Change | undefined {

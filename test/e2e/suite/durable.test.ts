@@ -25,11 +25,15 @@ interface StateAcrossReload {
 const stateFile = process.env.ACMP_E2E_DURABLE_STATE;
 const [FIRST, SECOND] = DURABLE_E2E_DAGS;
 
-/** The ACMP Runs view's row of a run of `dagId` whose description has `described`, once the view shows it. */
-const runRowShown = async (dagId: string, described: string): Promise<void> => {
+/** The ACMP Runs view's row of a durable run of `dagId` in `state`, once the view shows it. */
+const runRowShown = async (dagId: string, state: RunSnapshot['status']): Promise<void> => {
   await vscode.commands.executeCommand('acmpRuns.focus');
   const row = `.pane:has(.title:has-text("ACMP Runs")) .monaco-list-row[aria-level="1"]:has-text("${dagId}")`;
-  await inBrowser({ action: 'elements', selector: `${row}:has-text("${described}")`, wait: true });
+  await inBrowser({
+    action: 'elements',
+    selector: `${row}:has-text("${state} · "):has-text(" · durable")`,
+    wait: true,
+  });
 };
 
 /** `acmp-dag run FILE --engine URL --detach`, the CLI of this build; resolves with the run's id. */
@@ -85,10 +89,10 @@ suite('Durable runs on a Restate engine', () => {
       const live = await heldRun(api, runId);
       assert.equal(live.status, 'running');
       assert.equal(live.engine, engine);
-      await runRowShown(`dag_e2e_${FIRST}`, 'durable · running');
+      await runRowShown(`dag_e2e_${FIRST}`, 'running');
       await release(3);
       assertCompleted(await completedRun(api, runId), engine, FIRST);
-      await runRowShown(`dag_e2e_${FIRST}`, 'durable · completed');
+      await runRowShown(`dag_e2e_${FIRST}`, 'completed');
     });
 
     test('a run still running when the window reloads', async function () {
@@ -96,7 +100,7 @@ suite('Durable runs on a Restate engine', () => {
       this.timeout(0);
       const runId = await submitFromCli(dagFile(SECOND), engine);
       await heldRun(api, runId);
-      await runRowShown(`dag_e2e_${SECOND}`, 'durable · running');
+      await runRowShown(`dag_e2e_${SECOND}`, 'running');
       const finishedRunId = api.runs().find((run) => run.dagId === `dag_e2e_${FIRST}`)!.runId;
       fs.writeFileSync(stateFile!, JSON.stringify({ finishedRunId, runningRunId: runId } satisfies StateAcrossReload));
       await vscode.commands.executeCommand('workbench.action.reloadWindow');
@@ -107,7 +111,7 @@ suite('Durable runs on a Restate engine', () => {
 
     test('after the reload, the finished run is still listed with its final state', async () => {
       assertCompleted(await completedRun(api, state.finishedRunId), engine, FIRST);
-      await runRowShown(`dag_e2e_${FIRST}`, 'durable · completed');
+      await runRowShown(`dag_e2e_${FIRST}`, 'completed');
     });
 
     test('after the reload, the running run is followed again from the start of its log to its end', async () => {
@@ -115,10 +119,10 @@ suite('Durable runs on a Restate engine', () => {
       assert.equal(live.engine, engine);
       // Replayed from the start of its log: task_a's completion, from before the reload, is there.
       assert.equal(live.tasks.find((task) => task.taskId === 'task_a')?.state, 'completed');
-      await runRowShown(`dag_e2e_${SECOND}`, 'durable · running');
+      await runRowShown(`dag_e2e_${SECOND}`, 'running');
       await release(7);
       assertCompleted(await completedRun(api, state.runningRunId), engine, SECOND);
-      await runRowShown(`dag_e2e_${SECOND}`, 'durable · completed');
+      await runRowShown(`dag_e2e_${SECOND}`, 'completed');
     });
   }
 });

@@ -33,9 +33,9 @@ suite('ACMP DAG editing in VS Code', () => {
     const ours = list.items
       .filter((item) => item.kind === vscode.CompletionItemKind.Reference)
       .sort((a, b) => (a.sortText! < b.sortText! ? -1 : 1));
-    // left → right and left → note are new; left → join exists; left → split would close a cycle; left → left is a
-    // self-loop.
-    assert.deepEqual(ours.map(labelOf), ['task_right', 'task_note', 'task_join', 'task_split']);
+    // left → right and left → note are new; left → join exists; left → split would close a cycle, and so would
+    // left → left.
+    assert.deepEqual(ours.map(labelOf), ['task_right', 'task_note', 'task_join', 'task_split', 'task_left']);
     assert.match(ours[3]!.detail!, /would close a cycle/);
     assert.equal(typeof ours[0]!.label === 'string' ? undefined : ours[0]!.label.description, 'sentiment-analysis');
 

@@ -233,13 +233,16 @@ suite('Run feedback in VS Code', () => {
       ['completed', 'failed', 'cancelled'],
     );
 
-    // Show Output opens the failed task's error.
+    // Show Output opens the failed task's error as Markdown: the error first, then the task's own id.
     await notified('dag_fails');
-    const output = vscode.Uri.from({ scheme: 'acmp-output', path: '/task_score.json', query: again.runId });
+    const output = vscode.Uri.from({ scheme: 'acmp-output', path: '/task_score.md', query: again.runId });
     const shown = activeEditorShows(output);
     await inBrowser({ action: 'click', selector: `${notificationButtons('dag_fails')}:has-text("Show Output")` });
-    const error = JSON.parse((await shown).document.getText()) as { code: number; message: string };
-    assert.deepEqual(error, again.tasks.find((task) => task.taskId === 'task_score')!.error);
+    const { document } = await shown;
+    const error = again.tasks.find((task) => task.taskId === 'task_score')!.error!;
+    assert.equal(document.languageId, 'markdown');
+    assert.ok(document.getText().startsWith(`# Error ${error.code}`), document.getText());
+    assert.ok(document.getText().includes('\n- task: `task_score` (failed)\n'), document.getText());
 
     // Show Run selects the run in the tree.
     await vscode.commands.executeCommand('acmp.showRun', again.runId);

@@ -118,11 +118,13 @@ suite('Running DAGs in VS Code', () => {
     assert.equal(editor.document.uri.toString(), uri.toString());
     assert.equal(editor.document.getText(editor.selection), '"task_sent_02b"');
 
-    // Show output opens the task's output as a read-only JSON document.
+    // Show output opens the task's output as a read-only JSON document, headed by a comment with the task's id.
     await vscode.commands.executeCommand('acmp.showTaskOutput', node);
     const output = vscode.window.activeTextEditor!.document;
-    assert.equal(output.languageId, 'json');
-    assert.deepEqual(JSON.parse(output.getText()), sentiment.output);
+    assert.equal(output.languageId, 'jsonc');
+    const [heading, ...json] = output.getText().split('\n');
+    assert.match(heading!, /^\/\/ task_sent_02b · completed/);
+    assert.deepEqual(JSON.parse(json.join('\n')), sentiment.output);
     assert.equal((sentiment.output?.data as { label?: string }).label, 'positive');
   });
 
