@@ -89,7 +89,7 @@ suite('The market in VS Code', () => {
     await setSetting('cache.enabled', false);
     const run = runOf(api, await runDag(examplePipeline()));
     assert.equal(run.budget?.stopped, true, JSON.stringify(run.budget));
-    assert.match(runDescription(run), /^stopped by its budget · [\d.e-]+ \/ 0\.000001 CU · /);
+    assert.match(runDescription(run), /^stopped by its budget · .+ · [\d.e-]+ \/ 0\.000001 CU$/);
     assert.match(runEndMessage(run), /stopped by its budget: spent .* of 0\.000001 CU; \d+ tasks? it could not cover/);
   });
 });
