@@ -3,10 +3,8 @@
 // could not be changed (another process compacting it, or the file system refused), 2 usage.
 import { parseArgs } from 'node:util';
 import { messageOf } from '../protocol/acmpMessages';
-import type { ProviderConfig } from '../protocol/settings';
 import type { ResultStoreAnswer, StoreStats } from '../protocol/runMessages';
 import { minuteText } from '../run/planText';
-import { mayOffer, servingProviders } from '../run/pricing';
 import {
   DEFAULT_MAX_BYTES,
   type PruneOutcome,
@@ -81,14 +79,6 @@ export async function closeResultStore(store: ResultStore): Promise<void> {
   await store.close();
   if (store.problem !== undefined) process.stderr.write(`acmp-dag: warning: ${store.problem}\n`);
 }
-
-/** A capability's candidate providers by id, as a run routes it: for a store that ties results to providers. */
-export const providerIdsOf =
-  (providers: readonly ProviderConfig[]) =>
-  (capability: string): string[] =>
-    servingProviders(providers)
-      .filter((provider) => mayOffer(provider, capability))
-      .map((provider) => provider.id);
 
 /** `1.2 MiB`, `512 KiB`, `37 B`. */
 export function bytesText(bytes: number): string {

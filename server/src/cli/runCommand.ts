@@ -18,7 +18,7 @@ import { Redactor, runSecrets } from '../run/redaction';
 import type { FailurePolicy, RunReport } from '../protocol/report';
 import type { DagPlan, RoutingPolicy } from '../protocol/market';
 import { budgetStopMessage } from '../run/budget';
-import { partOfDag, selectTasks, selects, storedResults } from '../run/selection';
+import { partOfDag, providerIdsOf, selectTasks, selects, storedResults } from '../run/selection';
 import type { ResultReuse, RunOptions } from '../run/types';
 import type { ProviderConfig } from '../protocol/settings';
 import {
@@ -28,7 +28,6 @@ import {
   closeResultStore,
   listOption,
   openResultReuse,
-  providerIdsOf,
 } from './cache';
 import { loadMarket } from './providersFile';
 import { progressPrinter, summary } from './runProgress';
