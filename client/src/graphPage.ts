@@ -199,6 +199,15 @@ export interface GraphPageResources {
   readonly styleUri: string;
 }
 
+/**
+ * What the page says until the graph's first frame is drawn: laying out a large graph and drawing it first take
+ * seconds, through which an empty canvas would look broken. The count once the page has the graph.
+ */
+export const layingOutText = (tasks: number | undefined): string =>
+  tasks === undefined
+    ? 'Laying out the graph…'
+    : `Laying out ${tasks.toLocaleString('en')} task${tasks === 1 ? '' : 's'}…`;
+
 const escapeAttribute = (value: string): string =>
   value.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 
@@ -225,6 +234,12 @@ export function graphHtml({ cspSource, scriptUri, styleUri }: GraphPageResources
     <button id="zoom-in" type="button" title="Zoom in (+)" aria-label="Zoom in">+</button>
     <label title="Show only the tasks near the cursor's task (F)"><input id="focus" type="checkbox"> Focus</label>
     <label title="Levels up and down that focus shows ([ and ])">levels <input id="depth" type="number" min="1" max="50" value="2"></label>
+    <select id="shape" title="The shape: the tasks collapsed into groups of a layer, by id prefix or capability (S: shape or tasks)" aria-label="Show">
+      <option value="shape prefix">Shape by id prefix</option>
+      <option value="shape capability">Shape by capability</option>
+      <option value="tasks">Tasks</option>
+    </select>
+    <button id="collapse" type="button" title="Collapse the groups expanded into their tasks" disabled>Collapse</button>
   </div>
   <p id="status" role="status"></p>
   <ul id="legend" aria-label="Legend">
@@ -235,11 +250,12 @@ ${SHOWN_STATES.map((state) => `    <li><span class="swatch state-${state}"></spa
     <li><span class="line critical"></span>critical path</li>
   </ul>
   <div id="view">
-    <canvas id="graph" tabindex="0" aria-describedby="status keys"></canvas>
+    <canvas id="graph" tabindex="0" aria-describedby="status keys" data-phase="laying-out"></canvas>
+    <p id="phase" role="status">${layingOutText(undefined)}</p>
     <canvas id="overview" aria-hidden="true"></canvas>
     <div id="tooltip" role="tooltip" hidden></div>
   </div>
-  <p id="keys">Wheel or pinch: zoom · drag or arrows: pan · + − 0: zoom, fit · F: focus · [ ]: levels · click: reveal</p>
+  <p id="keys">Wheel or pinch: zoom · drag or arrows: pan · + − 0: zoom, fit · F: focus · [ ]: levels · S: shape or tasks · click: reveal, or expand a group</p>
   <script src="${escapeAttribute(scriptUri)}"></script>
 </body>
 </html>

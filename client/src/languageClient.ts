@@ -1,6 +1,6 @@
 // The language client: starts the bundled language server over Node IPC; all analysis and execution live there.
 import * as path from 'node:path';
-import { type ExtensionContext, window, workspace } from 'vscode';
+import { type DocumentSymbol, type ExtensionContext, window, workspace } from 'vscode';
 import {
   ExecuteCommandRequest,
   LanguageClient,
@@ -8,6 +8,7 @@ import {
   type ServerOptions,
   TransportKind,
 } from 'vscode-languageclient/node';
+import { limitOutline } from './outlineLimit';
 import type { ProviderTokens } from './tokens';
 
 /**
@@ -38,6 +39,16 @@ export function createLanguageClient(context: ExtensionContext, tokens: Provider
     documentSelector: [{ language: 'acmp-dag' }],
     synchronize: { configurationSection: 'acmp', fileEvents: dagFileWatcher },
     outputChannel: tokens.redacting(outputChannel),
+    middleware: {
+      // The editor's outline, cut to what its window can take (outlineLimit.ts); the server's answer is whole.
+      provideDocumentSymbols: async (document, token, next) => {
+        const symbols = await next(document, token);
+        // The server answers DocumentSymbols (a tree); a flat SymbolInformation list is passed on as it is.
+        return symbols?.[0] !== undefined && 'children' in symbols[0]
+          ? limitOutline(symbols as DocumentSymbol[])
+          : symbols;
+      },
+    },
   };
   // The client's id `acmp` makes VS Code honour the `acmp.trace.server` setting.
   return new AcmpLanguageClient('acmp', 'ACMP DAG Language Server', serverOptions, clientOptions);

@@ -14,13 +14,23 @@ import { type ToGraphPage, unpackGraph } from '../src/graphPage';
 import { forgetStates, shownChanged, statesReceived } from './graphRunStates';
 import { looksChanged, recordFrames, requestFrame } from './graphPainting';
 import type { Palette } from './graphPalette';
+import type { GroupBy } from '../src/graphShape';
+import {
+  chooseView,
+  collapseGroups,
+  expandGroup,
+  fitView,
+  isGroup,
+  shapeGraphChanged,
+  stillFitted,
+  unfocusedShown,
+} from './graphShapeView';
 import { GraphState, shownOf } from './graphState';
 import {
   bringIntoView,
   boxAt,
   centreOverviewAt,
   clampDepth,
-  fit,
   hover,
   pan,
   select,
@@ -65,7 +75,10 @@ type UserInput =
   /** Enter: reveal the highlighted task. */
   | { readonly type: 'enter' }
   /** A harness's record of the drawing's frames: started, or stopped and answered with a `frames` message. */
-  | { readonly type: 'record frames'; readonly on: boolean };
+  | { readonly type: 'record frames'; readonly on: boolean }
+  /** The toolbar's choice: the shape (grouped by `by`) or every task; collapse the expanded groups. */
+  | { readonly type: 'shape'; readonly view: 'shape' | 'tasks'; readonly by: GroupBy }
+  | { readonly type: 'collapse' };
 
 /** What the page tells the drawing: the extension's messages, passed on, and what the user did. */
 export type ToGraphCanvas =
@@ -146,20 +159,23 @@ function graphReceived(s: GraphState, message: Extract<ToGraphPage, { type: 'gra
     undefined,
     graph.criticalPath?.taskIds,
   );
-  if (s.focused === undefined) s.shown = s.whole;
+  shapeGraphChanged(s);
+  if (s.focused === undefined) s.shown = unfocusedShown(s);
   shownChanged(s);
   s.firstDrawnAt = undefined;
-  if (first) fit(s);
+  if (first) fitView(s);
   show(s);
 }
 
 function inputReceived(s: GraphState, message: UserInput): void {
   switch (message.type) {
     case 'size': {
-      // A graph that came while the view had no size yet (a panel still being laid out) is fitted once it has one.
+      // A graph that came while the view had no size yet (a panel still being laid out) is fitted once it has one; a
+      // view still as Fit left it is fitted again (the status line above it wraps once it says more).
       const unsized = s.viewSize.width === 0 || s.viewSize.height === 0;
+      const fitted = stillFitted(s);
       s.viewSize = message.view;
-      if (unsized && s.focused === undefined && s.whole !== undefined) fit(s);
+      if ((unsized || fitted) && s.focused === undefined && s.whole !== undefined) fitView(s);
       requestFrame(s);
       break;
     }
@@ -173,7 +189,7 @@ function inputReceived(s: GraphState, message: UserInput): void {
       show(s);
       break;
     case 'fit':
-      fit(s);
+      fitView(s);
       break;
     case 'zoom':
       zoom(s, message.factor, message.x, message.y);
@@ -192,14 +208,23 @@ function inputReceived(s: GraphState, message: UserInput): void {
       break;
     case 'click': {
       const n = boxAt(s, message.x, message.y);
-      if (n >= 0 && n < s.shown!.taskCount) select(s, s.shown!.ids[n]!);
+      if (isGroup(s, n)) expandGroup(s, n);
+      else if (n >= 0 && n < s.shown!.taskCount) select(s, s.shown!.ids[n]!);
       break;
     }
     case 'enter':
-      if (s.currentTaskId !== undefined) s.tell({ type: 'reveal', taskId: s.currentTaskId });
+      // On a group under the pointer, Enter expands it, as a click does.
+      if (isGroup(s, s.hovered)) expandGroup(s, s.hovered);
+      else if (s.currentTaskId !== undefined) s.tell({ type: 'reveal', taskId: s.currentTaskId });
       break;
     case 'record frames':
       recordFrames(s, message.on);
+      break;
+    case 'shape':
+      chooseView(s, message.view, message.by);
+      break;
+    case 'collapse':
+      collapseGroups(s);
       break;
   }
 }

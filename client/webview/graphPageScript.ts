@@ -4,7 +4,7 @@
 // large graph's drawing kept busy. Where there is no worker for it (a DOM without one, as the unit tests'), the drawing runs in the page. The
 // DAG's text is only ever drawn as text or set as textContent. A harness reads what is drawn from the canvas's data
 // attributes.
-import type { FromGraphPage, ToGraphPage } from '../src/graphPage';
+import { type FromGraphPage, type ToGraphPage, layingOutText } from '../src/graphPage';
 import {
   type FocusSetting,
   type FromGraphCanvas,
@@ -30,19 +30,26 @@ const status = element<HTMLParagraphElement>('status');
 const canvas = element<HTMLCanvasElement>('graph');
 const overview = element<HTMLCanvasElement>('overview');
 const tooltip = element<HTMLDivElement>('tooltip');
+const phase = element<HTMLParagraphElement>('phase');
 const view = element<HTMLDivElement>('view');
 const focusBox = element<HTMLInputElement>('focus');
 const depthInput = element<HTMLInputElement>('depth');
+const shapeSelect = element<HTMLSelectElement>('shape');
+const collapseButton = element<HTMLButtonElement>('collapse');
 /** A context of the page's own for reading colours (the view's canvases are the drawing's). */
 const colourParser = document.createElement('canvas').getContext('2d')!;
 
+/** The overview's size when last shown: hidden, it has none, and the drawing would not paint it when shown again. */
+const overviewSize = { width: 0, height: 0 };
+
 function viewSize(): ViewSize {
+  if (!overview.hidden) [overviewSize.width, overviewSize.height] = [overview.clientWidth, overview.clientHeight];
   return {
     width: view.clientWidth,
     height: view.clientHeight,
     ratio: window.devicePixelRatio || 1,
-    overviewWidth: overview.clientWidth,
-    overviewHeight: overview.clientHeight,
+    overviewWidth: overviewSize.width,
+    overviewHeight: overviewSize.height,
   };
 }
 
@@ -60,12 +67,34 @@ const pointer = { x: 0, y: 0 };
 /** A harness's wait for the drawing's record of its frames. */
 let framesRecorded: ((record: Extract<FromGraphCanvas, { type: 'frames' }>) => void) | undefined;
 
+/**
+ * What the page showed of its phase (`laying-out` with its text, then `drawn`) and when it was first painted (epoch
+ * ms), for a harness: the laying-out text can be on screen for less than a harness's poll.
+ */
+const phases: { phase: string; text: string; shownAt: number | undefined }[] = [];
+
+/** Shows the page's phase: `laying-out` (saying so over the canvas) until the drawing's first frame, then `drawn`. */
+function showPhase(name: 'laying-out' | 'drawn', text: string): void {
+  canvas.dataset.phase = name;
+  phase.textContent = text;
+  phase.hidden = name === 'drawn';
+  const shown = { phase: name, text, shownAt: undefined as number | undefined };
+  phases.push(shown);
+  // On screen in the next frame painted, unless another phase replaced it before.
+  requestAnimationFrame(() => {
+    if (phases.at(-1) === shown) shown.shownAt = performance.timeOrigin + performance.now();
+  });
+}
+showPhase('laying-out', phase.textContent ?? '');
+
 function fromCanvas(message: FromGraphCanvas): void {
   switch (message.type) {
     case 'drawn':
       for (const [key, value] of Object.entries(message.drawn)) {
         if (canvas.dataset[key] !== value) canvas.dataset[key] = value;
       }
+      shownView(message.drawn);
+      if (canvas.dataset.phase === 'laying-out') showPhase('drawn', '');
       break;
     case 'status':
       status.textContent = message.text;
@@ -128,6 +157,25 @@ function pointIn(target: Element, event: MouseEvent): { x: number; y: number } {
 }
 
 const focusChanged = (): void => toCanvas({ type: 'focus', ...focusSetting() });
+
+/** The toolbar says what the drawing shows: the shape (and its grouping) or the tasks, and whether any is expanded. */
+function shownView(drawn: Readonly<Record<string, string>>): void {
+  if (drawn.view === 'shape' || drawn.view === 'tasks') {
+    const value = drawn.view === 'shape' ? `shape ${drawn.groupBy}` : 'tasks';
+    if (shapeSelect.value !== value) shapeSelect.value = value;
+  }
+  collapseButton.disabled = drawn.expanded === '0' || drawn.view !== 'shape';
+}
+
+/** The user chose the shape (by a grouping) or the tasks in the toolbar. */
+function shapeChosen(value: string): void {
+  const [view, by] = value.split(' ');
+  toCanvas({
+    type: 'shape',
+    view: view === 'shape' ? 'shape' : 'tasks',
+    by: by === 'capability' ? 'capability' : 'prefix',
+  });
+}
 
 let drag: { x: number; y: number; moved: boolean } | undefined;
 canvas.addEventListener('pointerdown', (event) => {
@@ -205,6 +253,10 @@ document.addEventListener('keydown', (event) => {
       focusChanged();
     },
     Enter: () => toCanvas({ type: 'enter' }),
+    s: () => {
+      const byShown = canvas.dataset.groupBy === 'capability' ? 'shape capability' : 'shape prefix';
+      shapeChosen(canvas.dataset.view === 'shape' ? 'tasks' : byShown);
+    },
   };
   const action = actions[event.key.length === 1 ? event.key.toLowerCase() : event.key] ?? actions[event.key];
   if (action === undefined || (event.key === 'Enter' && event.target !== canvas)) return;
@@ -215,6 +267,8 @@ element('fit').addEventListener('click', () => toCanvas({ type: 'fit' }));
 element('zoom-in').addEventListener('click', () => toCanvas({ type: 'zoom', factor: KEY_ZOOM }));
 element('zoom-out').addEventListener('click', () => toCanvas({ type: 'zoom', factor: 1 / KEY_ZOOM }));
 focusBox.addEventListener('change', focusChanged);
+shapeSelect.addEventListener('change', () => shapeChosen(shapeSelect.value));
+collapseButton.addEventListener('click', () => toCanvas({ type: 'collapse' }));
 depthInput.addEventListener('change', focusChanged);
 new ResizeObserver(() => toCanvas({ type: 'size', view: viewSize() })).observe(view);
 // VS Code swaps the theme's class on the body and its variables on the root element.
@@ -223,7 +277,13 @@ new MutationObserver(() => toCanvas({ type: 'palette', palette: readPalette() })
   attributeFilter: ['class'],
 });
 
-window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => toCanvas(event.data));
+window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => {
+  const message = event.data;
+  if (message.type === 'graph' && canvas.dataset.phase === 'laying-out') {
+    showPhase('laying-out', layingOutText(message.graph.capabilities.length));
+  }
+  toCanvas(message);
+});
 
 /**
  * For a harness: how many messages the page sent the drawing (a frame whose `data-received` is at least that shows
@@ -233,6 +293,7 @@ window.addEventListener('message', (event: MessageEvent<ToGraphPage>) => toCanva
 Object.assign(globalThis, {
   acmpGraph: {
     sent: () => sent,
+    phases: () => phases,
     startFrames: () => toCanvas({ type: 'record frames', on: true }),
     stopFrames: () =>
       new Promise((resolve) => {

@@ -6,11 +6,10 @@ import type { ShownState } from '../src/graphPage';
 import { CACHE_COLUMN, currentLevel, newCanvas, paintCache } from './graphCache';
 import { type Palette, rgbOf } from './graphPalette';
 import { unpainted } from './graphRunStates';
-import { type Context, type GraphState, stateOf } from './graphState';
+import { paintEdgeCounts, paintGroupProgress, paintShapeEdges } from './graphShapePainting';
+import { shapeAttributes, tasksShown } from './graphShapeView';
+import { type Context, type GraphState, type Shown, stateOf } from './graphState';
 
-/** Below these scales a box shows no text, then only its id. */
-const ID_SCALE = 0.4;
-const DETAIL_SCALE = 0.7;
 /** Below this scale edges have no arrowheads and stream_eligible edges no double line. */
 const ARROW_SCALE = 0.3;
 /** How far outside its box the ring of a task on the critical path is, in world units (beyond paintBoxes's cover). */
@@ -21,9 +20,26 @@ const OUTLINE_SCALE = 0.25;
 const FRAME_TIMEOUT_MS = 1_000;
 /** Running tasks' outlines move at this interval. */
 const ANIMATION_MS = 120;
-const FONT = `13px sans-serif`;
-const DETAIL_FONT = `11px sans-serif`;
-const PADDING = 8;
+/**
+ * Text on the canvas is drawn at the screen's scale, never smaller than this (CSS pixels), so a box shows its id
+ * once it is this tall on screen: at 60 px wide a box is 13 px tall. Drawn in world units instead, text shrank with
+ * the zoom and was unreadable (5 px) where boxes were 60-75 px wide.
+ */
+export const MIN_TEXT_PX = 11;
+const MAX_TEXT_PX = 15;
+/** The id's size for a box's height on screen; the capability's line is a pixel or two smaller. */
+const ID_TEXT_SHARE = 0.3;
+/** A box shows its capability under its id when it is this many id lines tall, and its state's glyph this wide. */
+const DETAIL_LINES = 2.6;
+const GLYPH_MIN_BOX_PX = 90;
+/** Space between a box's outline and its text, at most (CSS pixels). */
+const TEXT_PADDING = 8;
+/** Edges of the hovered, the cursor's and the focused task: this wide (CSS pixels), arrowheads this long. */
+const STRONG_EDGE_PX = 2;
+const ARROW_PX = 9;
+/** A label cut to fit is remembered by the room it had, in steps of this many pixels; at most this many of them. */
+const LABEL_ROOM_STEP = 4;
+const MAX_LABELS_KEPT = 50_000;
 const STATE_GLYPH: Record<ShownState, string> = {
   pending: '…',
   running: '▶',
@@ -67,45 +83,53 @@ export function looksChanged(s: GraphState): void {
   requestFrame(s);
 }
 
-/** A label cut with an ellipsis to fit a box, measured once per text and font. */
-function fitted(s: GraphState, n: number, line: 0 | 1): string {
+/**
+ * A box's text cut to fit `room` CSS pixels in the context's font, keeping twice as much of its end as of its start:
+ * the ids of a DAG share their beginnings and differ at their ends (`task_4_72` and `task_5_72` are `ta…4_72` and
+ * `ta…5_72`, not `tas…_72` twice). Remembered by text, font and room.
+ */
+function elided(s: GraphState, target: Context, n: number, line: 0 | 1, room: number): string {
   const shown = s.shown!;
   const text = (line === 0 ? shown.ids[n] : shown.capabilities[n]) ?? '';
-  const key = `${line}:${n}`;
+  const step = Math.floor(room / LABEL_ROOM_STEP);
+  const key = `${line}:${n}:${target.font}:${step}`;
   let cut = shown.labels.get(key);
-  if (cut === undefined) {
-    const room = BOX_WIDTH - 2 * PADDING - 16;
-    cut = text;
-    if (s.context.measureText(text).width > room) {
-      let [low, high] = [0, text.length];
-      while (low < high) {
-        const middle = (low + high + 1) >> 1;
-        if (s.context.measureText(`${text.slice(0, middle)}…`).width <= room) low = middle;
-        else high = middle - 1;
-      }
-      cut = `${text.slice(0, low)}…`;
+  if (cut !== undefined) return cut;
+  const fits = (candidate: string): boolean => target.measureText(candidate).width <= step * LABEL_ROOM_STEP;
+  const keeping = (kept: number): string =>
+    `${text.slice(0, Math.floor(kept / 3))}…${text.slice(text.length - Math.ceil((2 * kept) / 3))}`;
+  cut = text;
+  if (!fits(text)) {
+    let [low, high] = [0, text.length - 1];
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (fits(keeping(middle))) low = middle;
+      else high = middle - 1;
     }
-    shown.labels.set(key, cut);
+    cut = low === 0 ? '' : keeping(low);
   }
+  if (shown.labels.size >= MAX_LABELS_KEPT) shown.labels.clear();
+  shown.labels.set(key, cut);
   return cut;
 }
 
-/** Traces the routes of edges, with an arrowhead along the last segment of each when asked. */
-function trace(s: GraphState, target: Context, list: readonly number[], arrows: boolean): void {
+/** Traces the routes of edges, with an arrowhead `arrow` world units long along the last segment of each when asked. */
+function trace(s: GraphState, target: Context, list: readonly number[], arrow = 0): void {
   const { routes } = s.shown!.layout;
   target.beginPath();
   for (const e of list) {
     const route = routes[e]!;
     target.moveTo(route[0]!, route[1]!);
     for (let p = 2; p < route.length; p += 2) target.lineTo(route[p]!, route[p + 1]!);
-    if (!arrows || route.length < 4) continue;
+    if (arrow === 0 || route.length < 4) continue;
     const end = route.length;
     const [x1, y1, x0, y0] = [route[end - 2]!, route[end - 1]!, route[end - 4]!, route[end - 3]!];
     const length = Math.hypot(x1 - x0, y1 - y0) || 1;
     const [ux, uy] = [(x1 - x0) / length, (y1 - y0) / length];
-    target.moveTo(x1 - 8 * ux - 4 * uy, y1 - 8 * uy + 4 * ux);
+    const [back, side] = [arrow, arrow / 2];
+    target.moveTo(x1 - back * ux - side * uy, y1 - back * uy + side * ux);
     target.lineTo(x1, y1);
-    target.lineTo(x1 - 8 * ux + 4 * uy, y1 - 8 * uy - 4 * ux);
+    target.lineTo(x1 - back * ux + side * uy, y1 - back * uy - side * ux);
   }
 }
 
@@ -115,37 +139,49 @@ function traceBoxes(s: GraphState, target: Context, list: readonly number[]): vo
   for (const n of list) target.rect(boxes[2 * n]!, boxes[2 * n + 1]!, BOX_WIDTH, BOX_HEIGHT);
 }
 
-/**
- * Paints the edges and boxes inside `rect` (world coordinates) on a context already transformed to `scale`, with
- * text when it is large enough to read; returns whether a running task's moving outline was painted.
- */
-export function paint(s: GraphState, target: Context, scale: number, rect: WorldRect, now: number): boolean {
-  const pixel = 1 / scale;
-  paintEdges(s, target, scale, rect);
+/** The boxes whose top left corner is inside `rect` (world coordinates, a box wider than what is in sight). */
+function boxesIn(s: GraphState, rect: WorldRect): number[] {
   const { boxes } = s.shown!.layout;
-  const visible: number[] = [];
+  const inside: number[] = [];
   for (let n = 0; n < boxes.length / 2; n++) {
     const x = boxes[2 * n]!;
     const y = boxes[2 * n + 1]!;
     if (x > rect.right || x < rect.left || y > rect.bottom || y < rect.top) continue;
-    visible.push(n);
+    inside.push(n);
   }
+  return inside;
+}
+
+/**
+ * Paints the edges and boxes inside `rect` (world coordinates) on a context already transformed to `scale`; returns
+ * whether a running task's moving outline was painted. Text is the live frame's (paintLabels), at the screen's scale.
+ */
+export function paint(s: GraphState, target: Context, scale: number, rect: WorldRect, now: number): boolean {
+  const pixel = 1 / scale;
+  paintEdges(s, target, scale, rect);
+  paintShapeEdges(s, target, scale, rect);
+  const visible = boxesIn(s, rect);
   const running = paintBoxes(s, target, visible, pixel, now);
   paintCriticalRings(s, target, visible, pixel);
-  if (scale >= ID_SCALE) paintLabels(s, target, visible, scale >= DETAIL_SCALE);
-  s.visibleBoxes = visible.length;
+  paintGroupProgress(s, target, visible, pixel);
   return running;
 }
 
-/** How each kind of edge is stroked: its colour, and its width in pixels (at least; more when zoomed in). */
+/**
+ * How each kind of edge is stroked: its colour, its width in CSS pixels (when zoomed in, in world units: it grows with
+ * the boxes), and whether it has an arrowhead. A plain edge is thin, light and without one (every edge points down
+ * its layers): hundreds of them between two layers are a haze the boxes stand out from, and the edges of the task
+ * under the pointer, the cursor's and the focused one are drawn over them, strong and with their direction.
+ */
 const EDGE_LOOK: Record<
   'plain' | 'critical' | 'cycle' | 'dangling',
-  { colour: (p: Palette) => string; width: number }
+  { colour: (p: Palette) => string; width: number; arrow: boolean }
 > = {
-  plain: { colour: (palette) => palette.foreground, width: 1 },
-  critical: { colour: (palette) => palette.critical, width: 3 },
-  cycle: { colour: (palette) => palette.cycle, width: 1.5 },
-  dangling: { colour: (palette) => palette.warning, width: 1.5 },
+  plain: { colour: (palette) => palette.edge, width: 1, arrow: false },
+  critical: { colour: (palette) => palette.critical, width: 2.5, arrow: false },
+  // Upwards: its arrowhead says so.
+  cycle: { colour: (palette) => palette.cycle, width: 1.5, arrow: true },
+  dangling: { colour: (palette) => palette.warning, width: 1.5, arrow: true },
 };
 
 /**
@@ -183,49 +219,140 @@ function paintEdges(s: GraphState, target: Context, scale: number, rect: WorldRe
   });
   // A stream_eligible edge is a double line: drawn wide in its colour, then its middle in the background's.
   const isStream = (e: number): boolean => edges[e]!.streamEligible;
+  const detailed = scale >= ARROW_SCALE;
   for (const [kind, list] of Object.entries(kinds) as [keyof typeof kinds, number[]][]) {
-    target.strokeStyle = EDGE_LOOK[kind].colour(palette);
+    const look = EDGE_LOOK[kind];
+    target.strokeStyle = look.colour(palette);
     target.setLineDash(kind === 'dangling' ? [5 * pixel, 4 * pixel] : []);
-    target.lineWidth = EDGE_LOOK[kind].width * Math.max(pixel, 1);
-    trace(s, target, list, scale >= ARROW_SCALE);
+    target.lineWidth = look.width * Math.max(pixel, 1);
+    trace(s, target, list, look.arrow && detailed ? ARROW_PX * pixel : 0);
     target.stroke();
-    if (scale < ARROW_SCALE) continue;
+    if (!detailed) continue;
     target.lineWidth = 5 * pixel;
-    trace(s, target, list.filter(isStream), false);
+    trace(s, target, list.filter(isStream));
     target.stroke();
   }
   target.setLineDash([]);
-  if (scale >= ARROW_SCALE) {
+  if (detailed) {
     target.lineWidth = 2 * pixel;
     target.strokeStyle = palette.background;
-    trace(s, target, streams, false);
+    trace(s, target, streams);
     target.stroke();
   }
 }
 
-/** Paints the boxes' text: each id and state glyph, and, with `detail`, its capability. */
-function paintLabels(s: GraphState, target: Context, visible: readonly number[], detail: boolean): void {
-  const { palette } = s;
+/** For each box of a shown graph, the edges that leave or enter it (built when first asked). */
+const edgesOfBoxes = new WeakMap<Shown, readonly (readonly number[])[]>();
+
+function edgesOf(shown: Shown, n: number): readonly number[] {
+  let lists = edgesOfBoxes.get(shown);
+  if (lists === undefined) {
+    const boxOf = new Map(shown.ids.map((id, box) => [id, box]));
+    const built: number[][] = shown.ids.map(() => []);
+    shown.edges.forEach(({ from, to }, e) => {
+      for (const end of new Set([boxOf.get(from), boxOf.get(to)])) if (end !== undefined) built[end]!.push(e);
+    });
+    edgesOfBoxes.set(shown, (lists = built));
+  }
+  return lists[n] ?? [];
+}
+
+/** The boxes whose edges are drawn strong: the one under the pointer, the cursor's task's and the focused task's. */
+function emphasised(s: GraphState): number[] {
+  const shown = s.shown!;
+  const boxes = new Set<number>();
+  if (s.hovered >= 0) boxes.add(s.hovered);
+  for (const id of [s.currentTaskId, s.focused]) {
+    const n = id === undefined ? -1 : shown.ids.indexOf(id);
+    if (n >= 0 && n < shown.taskCount) boxes.add(n);
+  }
+  return [...boxes];
+}
+
+/** Draws the edges of the emphasised boxes strong, with their direction, over the others (world coordinates). */
+function paintStrongEdges(s: GraphState, boxes: readonly number[]): void {
+  const { context, palette } = s;
+  const shown = s.shown!;
+  const pixel = 1 / s.transform.scale;
+  const list = [...new Set(boxes.flatMap((n) => edgesOf(shown, n)))];
+  if (list.length === 0) return;
+  context.strokeStyle = palette.foreground;
+  context.lineWidth = STRONG_EDGE_PX * pixel;
+  trace(s, context, list, ARROW_PX * pixel);
+  context.stroke();
+}
+
+/** What the text of boxes a frame shows: sizes in CSS pixels. */
+interface LabelLook {
+  readonly idPx: number;
+  readonly capabilityPx: number;
+  readonly capability: boolean;
+  readonly glyph: boolean;
+}
+
+/** The text a box shows at `scale`: none when its id would not be legible (then the box's colour tells its state). */
+export function labelLook(scale: number): LabelLook | undefined {
+  const [width, height] = [BOX_WIDTH * scale, BOX_HEIGHT * scale];
+  if (height < MIN_TEXT_PX) return undefined;
+  const idPx = Math.min(MAX_TEXT_PX, Math.max(MIN_TEXT_PX, Math.round(height * ID_TEXT_SHARE)));
+  return {
+    idPx,
+    capabilityPx: Math.max(MIN_TEXT_PX, idPx - 2),
+    capability: height >= DETAIL_LINES * idPx,
+    glyph: width >= GLYPH_MIN_BOX_PX,
+  };
+}
+
+/**
+ * Paints the text of the boxes in `visible` at the screen's scale, in device pixels: each box's id (cut in the
+ * middle to fit), its state's glyph where it has room, and its capability where it is tall enough. Answers how many
+ * boxes show their id.
+ */
+function paintLabels(s: GraphState, visible: readonly number[]): number {
+  const { context, palette, transform } = s;
+  const look = labelLook(transform.scale);
+  if (look === undefined) return 0;
   const shown = s.shown!;
   const { boxes } = shown.layout;
-  target.textBaseline = 'middle';
+  const { ratio } = s.viewSize;
+  const [width, height] = [BOX_WIDTH * transform.scale, BOX_HEIGHT * transform.scale];
+  const padding = Math.min(TEXT_PADDING, width * 0.06);
+  const glyphRoom = look.glyph ? look.idPx + padding : 0;
+  const left = (n: number): number => boxes[2 * n]! * transform.scale + transform.x;
+  const top = (n: number): number => boxes[2 * n + 1]! * transform.scale + transform.y;
+  const idMiddle = look.capability ? height * 0.34 : height / 2;
+  context.save();
+  context.setTransform(ratio, 0, 0, ratio, 0, 0);
+  context.textBaseline = 'middle';
+  context.font = `${look.idPx}px ${palette.font}`;
+  context.fillStyle = palette.foreground;
+  let labelled = 0;
   for (const n of visible) {
-    const x = boxes[2 * n]! + PADDING;
-    const y = boxes[2 * n + 1]!;
-    target.font = FONT;
-    target.fillStyle = palette.foreground;
-    target.fillText(fitted(s, n, 0), x, detail ? y + 15 : y + BOX_HEIGHT / 2);
-    const state = stateOf(s, n);
-    if (state !== undefined) {
-      target.fillStyle = palette.states[state];
-      target.fillText(STATE_GLYPH[state], boxes[2 * n]! + BOX_WIDTH - PADDING - 10, y + 15);
-    }
-    if (detail && shown.capabilities[n] !== undefined) {
-      target.font = DETAIL_FONT;
-      target.fillStyle = palette.description;
-      target.fillText(fitted(s, n, 1), x, y + 31);
+    // Room for the glyph only where there is one: a group's name needs all of its box at fit.
+    const id = elided(s, context, n, 0, width - 2 * padding - (stateOf(s, n) === undefined ? 0 : glyphRoom));
+    if (id === '') continue;
+    context.fillText(id, left(n) + padding, top(n) + idMiddle);
+    labelled++;
+  }
+  if (look.glyph) {
+    for (const n of visible) {
+      const state = stateOf(s, n);
+      if (state === undefined) continue;
+      context.fillStyle = palette.states[state];
+      context.fillText(STATE_GLYPH[state], left(n) + width - padding - look.idPx, top(n) + idMiddle);
     }
   }
+  if (look.capability) {
+    context.font = `${look.capabilityPx}px ${palette.font}`;
+    context.fillStyle = palette.description;
+    for (const n of visible) {
+      if (shown.capabilities[n] === undefined) continue;
+      const capability = elided(s, context, n, 1, width - 2 * padding);
+      context.fillText(capability, left(n) + padding, top(n) + height * 0.7);
+    }
+  }
+  context.restore();
+  return labelled;
 }
 
 /**
@@ -308,6 +435,13 @@ function draw(s: GraphState, now: number): void {
   if (shown === undefined) return;
   const { scale } = transform;
   let running = false;
+  // The world rectangle in view, a box wider so that outlines at the edge are drawn.
+  const inView = {
+    left: -transform.x / scale - BOX_WIDTH,
+    top: -transform.y / scale - BOX_HEIGHT,
+    right: (width - transform.x) / scale,
+    bottom: (height - transform.y) / scale,
+  };
   // The smallest level still as sharp as the screen's pixels.
   const level = s.cache?.levels.reduce((best, candidate) => (candidate.scale >= scale * ratio ? candidate : best));
   if (level !== undefined && scale <= s.cache!.levels[0]!.scale) {
@@ -324,25 +458,39 @@ function draw(s: GraphState, now: number): void {
     context.setTransform(ratio * scale, 0, 0, ratio * scale, ratio * transform.x, ratio * transform.y);
   } else {
     context.setTransform(ratio * scale, 0, 0, ratio * scale, ratio * transform.x, ratio * transform.y);
-    // The world rectangle in view, a box wider so that outlines at the edge are drawn.
-    running = paint(
-      s,
-      context,
-      scale,
-      {
-        left: -transform.x / scale - BOX_WIDTH,
-        top: -transform.y / scale - BOX_HEIGHT,
-        right: (width - transform.x) / scale,
-        bottom: (height - transform.y) / scale,
-      },
-      now,
-    );
+    running = paint(s, context, scale, inView, now);
   }
+  const visible = boxesIn(s, inView);
+  s.visibleBoxes = visible.length;
+  paintStrongEdges(s, emphasised(s));
   highlight(s);
+  s.labelledBoxes = paintLabels(s, visible);
+  paintEdgeCounts(s);
+  showOverviewWhenUseful(s);
   drawOverview(s);
   publish(s);
   clearTimeout(s.animation);
   if (running) s.animation = setTimeout(() => requestFrame(s), ANIMATION_MS);
+}
+
+/** The overview shows only where it helps: over a view large enough, of a whole graph not all in sight. */
+const OVERVIEW_MIN_VIEW = { width: 420, height: 300 };
+
+/**
+ * Hides the overview where it would cover the graph it summarises and tell nothing more: a graph all in view (a small
+ * DAG, or any at fit), focus mode's neighbourhood, or a view too small to spare its corner.
+ */
+function showOverviewWhenUseful(s: GraphState): void {
+  const { layout } = s.shown!;
+  const { transform, viewSize } = s;
+  const [left, top] = [transform.x, transform.y];
+  const [right, bottom] = [left + layout.width * transform.scale, top + layout.height * transform.scale];
+  const allInView = left >= -1 && top >= -1 && right <= viewSize.width + 1 && bottom <= viewSize.height + 1;
+  const small = viewSize.width < OVERVIEW_MIN_VIEW.width || viewSize.height < OVERVIEW_MIN_VIEW.height;
+  const hidden = s.focused !== undefined || allInView || small;
+  if (hidden === s.overviewHidden) return;
+  s.overviewHidden = hidden;
+  s.tell({ type: 'overview', hidden });
 }
 
 /** Highlights the hovered box and the cursor's task's, on the main context in world coordinates. */
@@ -446,8 +594,11 @@ function paintOverviewPixels(s: GraphState, pixels: ImageData, toPixels: number)
 function publish(s: GraphState): void {
   s.firstDrawnAt ??= performance.timeOrigin + performance.now();
   const drawn: Record<string, string> = {
-    tasks: String(s.shown?.taskCount ?? 0),
+    tasks: String(tasksShown(s)),
+    ...shapeAttributes(s),
     visibleBoxes: String(s.visibleBoxes),
+    labelledBoxes: String(s.labelledBoxes),
+    boxWidth: (BOX_WIDTH * s.transform.scale).toFixed(1),
     scale: s.transform.scale.toFixed(4),
     x: s.transform.x.toFixed(1),
     y: s.transform.y.toFixed(1),

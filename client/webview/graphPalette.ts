@@ -20,6 +20,15 @@ export function rgbOf(parser: Context, colour: string): [number, number, number]
   return rgba === null ? undefined : ([1, 2, 3].map((i) => Number(rgba[i])) as [number, number, number]);
 }
 
+/** How much of the foreground an edge's colour has, the rest the background's. */
+const EDGE_STRENGTH = 0.3;
+
+/** `share` of `colour` and the rest of `base`, as a CSS colour. */
+function mixed(colour: readonly number[], base: readonly number[], share: number): string {
+  const channel = (i: number): number => Math.round(share * colour[i]! + (1 - share) * base[i]!);
+  return `rgb(${channel(0)}, ${channel(1)}, ${channel(2)})`;
+}
+
 function luminance([r, g, b]: [number, number, number]): number {
   const linear = (c: number): number => (c <= 10 ? c / 3295 : ((c / 255 + 0.055) / 1.055) ** 2.4);
   return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
@@ -30,6 +39,7 @@ export function paletteOf(variable: (name: string, fallback: string) => string, 
   const background = variable('--vscode-editor-background', '#ffffff');
   const foreground = variable('--vscode-foreground', '#333333');
   const backgroundRgb = rgbOf(parser, background) ?? [255, 255, 255];
+  const foregroundRgb = rgbOf(parser, foreground) ?? [128, 128, 128];
   /** A colour for lines and outlines, the foreground when it would not stand out from the background. */
   const legible = (name: string, fallback: string): string => {
     const colour = variable(name, fallback);
@@ -41,6 +51,13 @@ export function paletteOf(variable: (name: string, fallback: string) => string, 
   return {
     background,
     foreground,
+    /**
+     * Edges: the foreground faded towards the background, opaque (in one stroke, hundreds of edges overlapping in a
+     * gap stay this light: a translucent colour would not either, but a dark one turned a zoomed-in gap into a band).
+     */
+    edge: mixed(foregroundRgb, backgroundRgb, EDGE_STRENGTH),
+    /** The workbench's font, for text drawn on the canvas. */
+    font: variable('--vscode-font-family', 'sans-serif'),
     description: variable('--vscode-descriptionForeground', foreground),
     box: variable('--vscode-editorWidget-background', background),
     border: variable('--vscode-editorWidget-border', variable('--vscode-contrastBorder', foreground)),

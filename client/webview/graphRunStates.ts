@@ -2,6 +2,7 @@
 // status line, and marked changed for the images that show them (the zoomed-out image's levels, the overview).
 import { STATE_CODES, type ToGraphPage } from '../src/graphPage';
 import { looksChanged, requestFrame } from './graphPainting';
+import { groupStatesChanged } from './graphShapeView';
 import type { GraphState, PaintedStates } from './graphState';
 import { describe } from './graphViewport';
 
@@ -49,6 +50,7 @@ export function shownChanged(s: GraphState): void {
       boxStates[n] = taskStates[task]!;
     });
   }
+  groupStatesChanged(s);
   looksChanged(s);
 }
 
@@ -99,6 +101,7 @@ export function statesReceived(
     if (code === 0) otherStates.delete(taskId);
     else otherStates.set(taskId, code);
   }
+  groupStatesChanged(s);
   s.runGoing = running;
   if (s.shown !== undefined) requestStatesFrame(s);
   describe(s);

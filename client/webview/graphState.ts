@@ -6,6 +6,7 @@ import { type ShownState, STATE_CODES } from '../src/graphPage';
 import type { CacheLevel } from './graphCache';
 import type { DrawingCanvas, FromGraphCanvas, ViewSize } from './graphMessages';
 import type { Palette } from './graphPalette';
+import type { GroupBy } from '../src/graphShape';
 
 export type Context = CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D;
 
@@ -25,6 +26,20 @@ export interface Shown {
   /** For each box, whether its task is on the critical path (1) or not; for each edge, whether it joins two steps. */
   readonly criticalBoxes: Uint8Array;
   readonly criticalEdges: Uint8Array;
+  /** In the shape view (graphShapeView.ts): each box's group (its label in `ids`), none for a task's box. */
+  readonly groups?: readonly (ShownGroup | undefined)[];
+  /** In the shape view: how many task edges each edge stands for. */
+  readonly edgeCounts?: Uint32Array;
+}
+
+/** A box of the shape view that stands for a group of tasks. */
+export interface ShownGroup {
+  /** What expands it (TaskGroup.id). */
+  readonly id: string;
+  /** Its tasks' indexes in the graph. */
+  readonly tasks: readonly number[];
+  /** How many of its tasks are in each state, by its number in STATE_CODES (kept by graphShapeView.ts). */
+  readonly stateCounts: Uint32Array;
 }
 
 /** The boxes and edges of `path` (the graph's critical path, its task ids in order) among those shown. */
@@ -111,6 +126,16 @@ export class GraphState {
   whole: Shown | undefined;
   shown: Shown | undefined;
 
+  /** The shape view of the graph (graphShapeView.ts) while it is chosen, shown when focus mode is not. */
+  shape: Shown | undefined;
+  /** The user's choice of the shape or the tasks; none yet: Fit chooses by what is legible. */
+  shapeChosen: 'shape' | 'tasks' | undefined;
+  groupBy: GroupBy = 'prefix';
+  /** The groups of the shape the user expanded into their tasks (TaskGroup.id). */
+  readonly expandedGroups = new Set<string>();
+  /** The view transform Fit last set (graphShapeView.ts fitView). */
+  fittedTransform: Transform | undefined;
+
   // ---- View state: zoom and pan, focus mode, the cursor's task, the box under the pointer.
   readonly transform: Transform = { scale: 1, x: 0, y: 0 };
   /** The whole graph's view, kept while focus mode shows a neighbourhood. */
@@ -157,8 +182,9 @@ export class GraphState {
   statesFrameTimer: ReturnType<typeof setTimeout> | undefined;
   /** The timer of the next frame of running tasks' moving outlines. */
   animation: ReturnType<typeof setTimeout> | undefined;
-  /** Boxes painted in the last frame drawn live. */
+  /** Boxes in sight in the last frame, and how many of them showed their id. */
   visibleBoxes = 0;
+  labelledBoxes = 0;
   frameRecord: FrameRecord | undefined;
 
   // ---- The images kept between frames.

@@ -6,29 +6,48 @@ import { STATE_CODES } from '../src/graphPage';
 import { formatDuration } from '../src/runText';
 import { requestFrame } from './graphPainting';
 import { shownChanged } from './graphRunStates';
+import { shapeText, unfocusedShown } from './graphShapeView';
 import { type GraphState, type Shown, shownOf, stateOf } from './graphState';
 
 const MIN_SCALE = 0.002;
 const MAX_SCALE = 4;
-const FIT_MARGIN = 24;
+export const FIT_MARGIN = 24;
+/** Focus mode's fit: boxes at least this scale, where each shows its id (60 px wide; graphPainting.ts labelLook). */
+const FOCUS_MIN_SCALE = 0.3;
 const [PENDING, RUNNING] = [STATE_CODES.indexOf('pending'), STATE_CODES.indexOf('running')];
 
 // ---- The view transform.
+
+/** The scale at which a layout fits the view, unclamped below. */
+export function fitScale(s: GraphState, layout: Shown['layout']): number {
+  const { width, height } = s.viewSize;
+  return Math.min(
+    MAX_SCALE,
+    1,
+    (width - 2 * FIT_MARGIN) / Math.max(1, layout.width),
+    (height - 2 * FIT_MARGIN) / Math.max(1, layout.height),
+  );
+}
 
 export function fit(s: GraphState): void {
   if (s.shown === undefined) return;
   const { transform } = s;
   const { width, height } = s.viewSize;
   const { layout } = s.shown;
-  const scale = Math.min(
-    MAX_SCALE,
-    1,
-    (width - 2 * FIT_MARGIN) / Math.max(1, layout.width),
-    (height - 2 * FIT_MARGIN) / Math.max(1, layout.height),
-  );
-  transform.scale = Math.max(MIN_SCALE, scale);
+  const scale = fitScale(s, layout);
+  // Focus mode is for reading names: its neighbourhood is never fitted smaller than where every box shows its id,
+  // centred on the focused task when it is wider than the view.
+  const focusedBox = s.focused === undefined ? -1 : s.shown.ids.indexOf(s.focused);
+  transform.scale = Math.max(MIN_SCALE, focusedBox >= 0 ? Math.max(scale, FOCUS_MIN_SCALE) : scale);
   transform.x = (width - layout.width * transform.scale) / 2;
   transform.y = Math.max(FIT_MARGIN, (height - layout.height * transform.scale) / 2);
+  if (transform.scale > scale && focusedBox >= 0) {
+    const centre = layout.boxes[2 * focusedBox]! + BOX_WIDTH / 2;
+    transform.x = Math.min(
+      FIT_MARGIN,
+      Math.max(width - FIT_MARGIN - layout.width * transform.scale, width / 2 - centre * transform.scale),
+    );
+  }
   requestFrame(s);
 }
 
@@ -159,19 +178,14 @@ export function show(s: GraphState): void {
     s.hovered = -1;
     shownChanged(s);
     fit(s);
-  } else if (s.focused !== undefined || s.shown !== s.whole) {
+  } else if (s.focused !== undefined || s.shown !== unfocusedShown(s)) {
     s.focused = undefined;
-    s.shown = s.whole;
+    s.shown = unfocusedShown(s);
     s.hovered = -1;
     shownChanged(s);
     if (s.wholeTransform !== undefined) Object.assign(s.transform, s.wholeTransform);
     else fit(s);
     s.wholeTransform = undefined;
-  }
-  // The overview is of the whole graph; a neighbourhood fits the view.
-  if (s.overviewHidden !== (s.focused !== undefined)) {
-    s.overviewHidden = s.focused !== undefined;
-    s.tell({ type: 'overview', hidden: s.overviewHidden });
   }
   describe(s);
   requestFrame(s);
@@ -210,6 +224,8 @@ export function describe(s: GraphState): void {
   } else if (s.focusOn) {
     parts.push('focus: put the cursor in a task');
   }
+  const shape = shapeText(s);
+  if (shape !== undefined) parts.push(shape);
   const tasksInRun = stateCounts.reduce((sum, tasks) => sum + tasks, 0);
   if (tasksInRun > 0) {
     const running = stateCounts[RUNNING]!;

@@ -1,19 +1,22 @@
 // `npm run bench:ui`: the graph and the run view in a real VS Code (code-server and Chromium, as the e2e suite:
-// test/e2e/launcher.ts). Opens the graph of generated echo DAGs of 1,000 and 10,000 tasks (time to its first frame,
-// the longest frame while panning and zooming), then runs each on the built-in provider with the graph closed and
-// open, and prints for each run how long after its end each display showed the final states and the longest frame
-// of the window during it, against the run view's targets. Prints; never fails on a figure. The machine's load shows in
+// test/e2e/launcher.ts). Opens the largest generated echo DAG as an ACMP DAG and as plain JSON (VS Code alone) and
+// compares the window's longest frames; opens the graph of generated echo DAGs of 1,000 and 10,000 tasks (time until
+// it says it is laying out, to its first frame, the longest frame while panning and zooming), then runs each on the
+// built-in provider with the graph closed and open, and prints for each run how long after its end each display showed
+// the final states and the longest frame of the window during it, against the targets. Prints; never fails on a figure. The machine's load shows in
 // every figure: take them as one sample each.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildExtensionAndSuite, benchUiHostFile, Failure } from '../e2e/build';
 import { type GraphFigures, firstDrawn, measureGraph } from '../e2e/graphBench';
 import { ensureCodeServer, runWindow } from '../e2e/launcher';
-import type { Display, ProbeResult } from '../e2e/workbenchProbe';
+import { type Display, type ProbeResult, probeResult, startProbe } from '../e2e/workbenchProbe';
 import { echoLayersDag } from '../support/echoDag';
-import { BENCH_SIZES, type RunFigures, SIZES_VARIABLE, benchDagFile } from './uiWorkspace';
+import { BENCH_SIZES, type RunFigures, SIZES_VARIABLE, benchDagFile, openedDagFile, openedDagId } from './uiWorkspace';
 
-const TARGETS = { finalAfterMs: 1_000, frameMs: 100, graphDrawnMs: 2_000, graphFrameMs: 50 } as const;
+const TARGETS = { finalAfterMs: 1_000, graphDrawnMs: 2_000, graphFrameMs: 50, openBeyondVsCodeMs: 500 } as const;
+/** The longest frame of the window a run may take: 100 ms up to 1,000 tasks, 200 ms beyond (10,000, graph open). */
+const runFrameTargetMs = (size: number): number => (size <= 1_000 ? 100 : 200);
 const DEADLINE_MS = 20 * 60_000;
 
 const ms = (value: number | undefined): string => (value === undefined ? 'not shown' : `${Math.round(value)} ms`);
@@ -22,6 +25,8 @@ const verdict = (value: number | undefined, target: number): string =>
 
 function printGraph({ size, figures }: { size: number; figures: GraphFigures }): void {
   console.log(`\ngraph of ${size.toLocaleString('en')} tasks (${figures.tasks} drawn):`);
+  console.log(`  "laying out"  ${ms(figures.layingOutShownMs).padStart(10)} after Show Graph`);
+  console.log(`  with count    ${ms(figures.countShownMs).padStart(10)} after Show Graph`);
   console.log(
     `  first drawn   ${ms(figures.firstDrawnMs).padStart(10)} after Show Graph   (target ≤ ${TARGETS.graphDrawnMs} ms: ${verdict(figures.firstDrawnMs, TARGETS.graphDrawnMs)})`,
   );
@@ -35,25 +40,39 @@ function printGraph({ size, figures }: { size: number; figures: GraphFigures }):
   }
 }
 
-/**
- * A probe's longest frame less the time every probe (the workbench's, the graph's) spent checking the displays in it:
- * the checks (querying the workbench's DOM, an inline state's computed style) run in the window's thread. A lower
- * bound, printed beside the verdict's figure: the style and layout a check forces would mostly be the frame's anyway.
- */
-function longestFrameNetOfChecks(probe: ProbeResult, probes: readonly ProbeResult[]): number {
-  const checks = probes.flatMap(({ checkTimes }) =>
-    checkTimes.flatMap((start, k) => (k % 2 === 0 ? [[start, checkTimes[k + 1]!] as const] : [])),
+/** The window's longest frame while the largest DAG opened as plain JSON and as an ACMP DAG. */
+interface FileOpenFigures {
+  readonly size: number;
+  readonly asJson?: ProbeResult;
+  readonly asDag?: ProbeResult;
+}
+
+/** A frame's scripts, forced layout and rendering (of the Long Animation Frames API), when the browser told them. */
+function printFrameParts(parts: ProbeResult['longestAnimationFrame']): void {
+  if (parts === undefined) return;
+  const scripts = parts.scripts.map(({ source, ms: scriptMs }) => `${source} ${ms(scriptMs)}`).join('; ');
+  console.log(
+    `                that frame: scripts ${ms(parts.scriptsMs)} (${scripts || 'none'}), forced style and layout ${ms(parts.forcedLayoutMs)}, rendering ${ms(parts.renderingMs)}`,
   );
-  let longest = 0;
-  for (let f = 1; f < probe.frameTimes.length; f++) {
-    const [from, to] = [probe.frameTimes[f - 1]!, probe.frameTimes[f]!];
-    const checking = checks.reduce(
-      (sum, [start, end]) => sum + Math.max(0, Math.min(end, to) - Math.max(start, from)),
-      0,
+}
+
+function printFileOpen({ size, asJson, asDag }: FileOpenFigures): void {
+  console.log(
+    `\nopening the ${size.toLocaleString('en')}-task file, from the open command until the editor shows it, its diagnostics came and the window settled:`,
+  );
+  for (const [what, probe] of [
+    ['VS Code alone (the same text as plain JSON)', asJson],
+    ['with the extension (an ACMP DAG)', asDag],
+  ] as const) {
+    console.log(
+      `  ${what.padEnd(44)} longest frame ${ms(probe?.longestFrameMs).padStart(10)}, ${probe?.framesOver100Ms ?? '?'} of ${probe?.frames ?? '?'} over 100 ms`,
     );
-    longest = Math.max(longest, to - from - checking);
+    printFrameParts(probe?.longestAnimationFrame);
   }
-  return Math.round(longest);
+  const beyond = asJson === undefined || asDag === undefined ? undefined : asDag.longestFrameMs - asJson.longestFrameMs;
+  console.log(
+    `  the extension's longest frame beyond VS Code's ${ms(beyond).padStart(10)}   (target ≤ ${TARGETS.openBeyondVsCodeMs} ms: ${verdict(beyond, TARGETS.openBeyondVsCodeMs)})`,
+  );
 }
 
 function printRun({ size, graph, run }: RunFigures): void {
@@ -87,17 +106,12 @@ function printRun({ size, graph, run }: RunFigures): void {
       probe.longestAnimationFrameMs === undefined
         ? ''
         : `, longest animation frame ${ms(probe.longestAnimationFrameMs)}`;
-    const parts = probe.longestAnimationFrame;
-    const net = longestFrameNetOfChecks(probe, run.probes);
+    const net = probe.longestFrameNetMs;
+    const target = runFrameTargetMs(size);
     console.log(
-      `  ${`${probe.frame} frame`.padEnd(13)} longest ${ms(probe.longestFrameMs).padStart(10)}, ${probe.framesOver100Ms} of ${probe.frames} over 100 ms${loaf}; net of the probes' own checks ${ms(net)}   (target ≤ ${TARGETS.frameMs} ms: ${verdict(probe.longestFrameMs, TARGETS.frameMs)})`,
+      `  ${`${probe.frame} frame`.padEnd(13)} longest ${ms(probe.longestFrameMs).padStart(10)}, ${probe.framesOver100Ms} of ${probe.frames} over 100 ms${loaf}; net of the probes' own checks ${ms(net)}   (target ≤ ${target} ms: ${verdict(probe.longestFrameMs, target)})`,
     );
-    if (parts !== undefined) {
-      const scripts = parts.scripts.map(({ source, ms: scriptMs }) => `${source} ${ms(scriptMs)}`).join('; ');
-      console.log(
-        `                that frame: scripts ${ms(parts.scriptsMs)} (${scripts || 'none'}), forced style and layout ${ms(parts.forcedLayoutMs)}, rendering ${ms(parts.renderingMs)}`,
-      );
-    }
+    printFrameParts(probe.longestAnimationFrame);
     if (probe.frame === 'workbench') {
       const first =
         probe.firstDisagreement === undefined
@@ -119,6 +133,7 @@ async function main(): Promise<number> {
   const figures: RunFigures[] = [];
   const graphs: { size: number; figures: GraphFigures }[] = [];
   let firstWebview: { tasks: number; firstDrawnMs: number } | undefined;
+  let fileOpen: FileOpenFigures | undefined;
   const { code } = await runWindow(entry, {
     name: 'bench-ui',
     suite: benchUiHostFile,
@@ -129,6 +144,9 @@ async function main(): Promise<number> {
       mkdirSync(folder);
       for (const size of sizes)
         writeFileSync(join(folder, benchDagFile(size)), echoLayersDag(size, `dag_echo_${size}`));
+      const largest = Math.max(...sizes);
+      for (const asDag of [false, true])
+        writeFileSync(join(folder, openedDagFile(largest, asDag)), echoLayersDag(largest, openedDagId(largest)));
       return { folder, env: { [SIZES_VARIABLE]: sizes.join(',') } };
     },
     answers: (page) => ({
@@ -140,6 +158,13 @@ async function main(): Promise<number> {
         firstWebview = await firstDrawn(page, (argument as { since: number }).since);
       },
       'run-figures': (argument) => void figures.push(argument as RunFigures),
+      // The window's frames while a file opens: the probe of a run, watching no display.
+      'open-probe-start': () => startProbe(page.mainFrame(), { fileName: '', dagId: '', displays: [] }, false),
+      'open-probe-result': async (argument) => {
+        const { size, asDag } = argument as { size: number; asDag: boolean };
+        const probe = await probeResult(page.mainFrame(), 0);
+        fileOpen = { ...fileOpen, size, [asDag ? 'asDag' : 'asJson']: probe };
+      },
     }),
   });
   console.log(
@@ -150,6 +175,7 @@ async function main(): Promise<number> {
       `\nthe window's first webview (a graph of ${firstWebview.tasks.toLocaleString('en')} tasks) first drawn ${ms(firstWebview.firstDrawnMs)} after Show Graph: VS Code's webview host starting (not against the target)`,
     );
   }
+  if (fileOpen !== undefined) printFileOpen(fileOpen);
   for (const graph of graphs) printGraph(graph);
   for (const figure of figures) printRun(figure);
   return code;

@@ -9,6 +9,9 @@ export interface GraphFigures {
   readonly tasks: number;
   /** From `since` (epoch ms; by default the webview page's start) to the graph's first drawn frame. */
   readonly firstDrawnMs: number;
+  /** From `since` until the page showed that it is laying the graph out, and until it showed the count of its tasks. */
+  readonly layingOutShownMs: number | undefined;
+  readonly countShownMs: number | undefined;
   /** The longest time between two frames while dragging the graph, and while wheel-zooming it. */
   readonly longestPanFrameMs: number;
   readonly longestZoomFrameMs: number;
@@ -93,17 +96,39 @@ async function recordFrames(frame: Frame): Promise<() => Promise<{ longest: numb
   return () => frame.evaluate('globalThis.acmpGraph.stopFrames()');
 }
 
+/** A phase the graph page showed (client/webview/graphPageScript.ts): its text, and when it was first painted. */
+export interface PhaseShown {
+  readonly phase: 'laying-out' | 'drawn';
+  readonly text: string;
+  /** Epoch ms; none if no frame was painted while it showed. */
+  readonly shownAt: number | undefined;
+}
+
+/** The phases the graph page in `frame` showed so far, in order. */
+const phasesIn = (frame: Frame): Promise<PhaseShown[]> => frame.evaluate('globalThis.acmpGraph.phases()');
+
+type Drawn = Pick<GraphFigures, 'tasks' | 'firstDrawnMs' | 'layingOutShownMs' | 'countShownMs'>;
+
 /** How many tasks the graph page drew, and how long after `since` (by default the page's start) it first drew. */
-export async function firstDrawn(page: Page, since?: number): Promise<{ tasks: number; firstDrawnMs: number }> {
+export async function firstDrawn(page: Page, since?: number): Promise<Drawn> {
   return drawnIn(await graphFrame(page), since);
 }
 
-async function drawnIn(frame: Frame, since?: number): Promise<{ tasks: number; firstDrawnMs: number }> {
+async function drawnIn(frame: Frame, since?: number): Promise<Drawn> {
   const data = await frame.evaluate<{ tasks: number; drawnAt: number; pageStart: number }>(`(() => {
     const { dataset } = document.getElementById('graph');
     return { tasks: Number(dataset.tasks), drawnAt: Number(dataset.drawnAt), pageStart: performance.timeOrigin };
   })()`);
-  return { tasks: data.tasks, firstDrawnMs: Math.round(data.drawnAt - (since ?? data.pageStart)) };
+  const start = since ?? data.pageStart;
+  const phases = await phasesIn(frame);
+  const shownMs = (found: PhaseShown | undefined): number | undefined =>
+    found?.shownAt === undefined ? undefined : Math.round(found.shownAt - start);
+  return {
+    tasks: data.tasks,
+    firstDrawnMs: Math.round(data.drawnAt - start),
+    layingOutShownMs: shownMs(phases.find(({ phase }) => phase === 'laying-out')),
+    countShownMs: shownMs(phases.find(({ phase, text }) => phase === 'laying-out' && /\d/.test(text))),
+  };
 }
 
 export async function measureGraph(page: Page, since?: number): Promise<GraphFigures> {
@@ -114,6 +139,16 @@ export async function measureGraph(page: Page, since?: number): Promise<GraphFig
   if (box === null) throw new Error('the graph canvas is not visible');
   const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
 
+  // The tasks rather than the shape Fit shows a large graph as: theirs are the costly frames.
+  const view = (): Promise<string | undefined> => frame.evaluate("document.getElementById('graph').dataset.view");
+  if ((await view()) === 'shape') {
+    await canvas.press('s');
+    const deadline = Date.now() + 20_000;
+    while ((await view()) === 'shape') {
+      if (Date.now() > deadline) throw new Error('S did not show the tasks within 20 s');
+      await page.waitForTimeout(20);
+    }
+  }
   // Zoomed in to where labels show (the costliest level to draw), then dragged around.
   await page.mouse.move(x, y);
   for (let step = 0; step < 12; step++) await page.mouse.wheel(0, -120);
@@ -149,8 +184,16 @@ export type ProbeStep =
   | { readonly current: string }
   /** Presses a key on the graph's canvas and waits for the next frame. */
   | { readonly press: string }
+  /** Clicks the graph's canvas at this point (CSS pixels of the canvas) and waits for the next frame. */
+  | { readonly click: { readonly x: number; readonly y: number } }
+  /** Waits until the page has the theme of this kind (its body's class: `vscode-light`, `vscode-dark`) and drew it. */
+  | { readonly themeKind: string }
+  /** Zooms (a pinch, around the view's middle) to where a box is this many CSS pixels wide, and waits for the frame. */
+  | { readonly boxWidth: number }
   /** Reads what the page drew (its canvas's data attributes and the status line). */
   | { readonly read: true }
+  /** Reads the phases the page showed so far (PhaseShown). */
+  | { readonly phases: true }
   | { readonly screenshot: string }
   | { readonly measure: true };
 
@@ -162,6 +205,14 @@ export interface DrawnView {
   readonly y: number;
   readonly current: string;
   readonly focus: string;
+  /** A box's width at this zoom (CSS pixels), the boxes in sight and how many of them show their id. */
+  readonly boxWidth: number;
+  readonly visibleBoxes: number;
+  readonly labelledBoxes: number;
+  /** What is shown: `shape` (groups of tasks), `tasks` or `focus`; the groups shown, the groups expanded. */
+  readonly view: string;
+  readonly groups: number;
+  readonly expanded: number;
   readonly status: string;
   /** Whether the drawing runs in a worker: the page's canvas was handed to it and has no context of the page's. */
   readonly inWorker: boolean;
@@ -178,14 +229,21 @@ export async function probeGraph(
   page: Page,
   steps: readonly ProbeStep[],
   screenshotPath: (name: string) => string,
-): Promise<(DrawnView | GraphFigures)[]> {
-  const found: (DrawnView | GraphFigures)[] = [];
+): Promise<(DrawnView | GraphFigures | PhaseShown[])[]> {
+  const found: (DrawnView | GraphFigures | PhaseShown[])[] = [];
   const first = steps[0];
   const frame = await graphFrame(page, first !== undefined && 'tasks' in first ? { tasks: first.tasks } : {});
   const canvas = frame.locator('canvas#graph');
   // Whether the drawing has drawn a frame since it took in all the page sent it: the drawing is in a worker.
   const drawnSinceSent = (): Promise<boolean> =>
     frame.evaluate("Number(document.getElementById('graph').dataset.received) >= globalThis.acmpGraph.sent()");
+  const drawnSince = async (input: string): Promise<void> => {
+    const deadline = Date.now() + 20_000;
+    while (!(await drawnSinceSent())) {
+      if (Date.now() > deadline) throw new Error(`the graph drew no frame within 20 s of ${input}`);
+      await page.waitForTimeout(20);
+    }
+  };
   for (const step of steps) {
     if ('tasks' in step) {
       await frame.waitForSelector(`canvas#graph[data-tasks="${step.tasks}"]`, { timeout: 60_000 });
@@ -198,11 +256,27 @@ export async function probeGraph(
       }
     } else if ('press' in step) {
       await canvas.press(step.press);
+      await drawnSince(step.press);
+    } else if ('click' in step) {
+      await canvas.click({ position: step.click });
+      await drawnSince(`a click at ${step.click.x}, ${step.click.y}`);
+    } else if ('themeKind' in step) {
       const deadline = Date.now() + 20_000;
-      while (!(await drawnSinceSent())) {
-        if (Date.now() > deadline) throw new Error(`the graph drew no frame within 20 s of ${step.press}`);
-        await page.waitForTimeout(20);
+      while (!(await frame.evaluate(`document.body.classList.contains(${JSON.stringify(step.themeKind)})`))) {
+        if (Date.now() > deadline) throw new Error(`the graph page did not take the ${step.themeKind} theme in 20 s`);
+        await page.waitForTimeout(50);
       }
+      await drawnSince(`the ${step.themeKind} theme`);
+    } else if ('boxWidth' in step) {
+      // A pinch is a wheel event with ctrlKey, which zooms by exp(-deltaY / 100) (graphPageScript.ts).
+      await frame.evaluate(`(() => {
+        const canvas = document.getElementById('graph');
+        const deltaY = -100 * Math.log(${step.boxWidth} / Number(canvas.dataset.boxWidth));
+        const bounds = canvas.getBoundingClientRect();
+        const [clientX, clientY] = [bounds.left + bounds.width / 2, bounds.top + bounds.height / 2];
+        canvas.dispatchEvent(new WheelEvent('wheel', { deltaY, ctrlKey: true, clientX, clientY, cancelable: true }));
+      })()`);
+      await drawnSince(`a zoom to ${step.boxWidth} px boxes`);
     } else if ('read' in step) {
       found.push({
         inWorker: await drawsInWorker(frame),
@@ -215,10 +289,18 @@ export async function probeGraph(
             y: Number(dataset.y),
             current: dataset.current ?? '',
             focus: dataset.focus ?? '',
+            boxWidth: Number(dataset.boxWidth),
+            visibleBoxes: Number(dataset.visibleBoxes),
+            labelledBoxes: Number(dataset.labelledBoxes),
+            view: dataset.view ?? '',
+            groups: Number(dataset.groups),
+            expanded: Number(dataset.expanded),
             status: document.getElementById('status').textContent ?? '',
           };
         })()`)),
       });
+    } else if ('phases' in step) {
+      found.push(await phasesIn(frame));
     } else if ('screenshot' in step) {
       await page.screenshot({ path: screenshotPath(step.screenshot) });
     } else {

@@ -39,7 +39,7 @@ const HOSTILE = {
 } as const;
 
 /** The elements of the page's view: anything else inside it came from parsed text. */
-const VIEW_ELEMENTS = ['canvas#graph', 'canvas#overview', 'div#tooltip'];
+const VIEW_ELEMENTS = ['canvas#graph', 'p#phase', 'canvas#overview', 'div#tooltip'];
 const FORBIDDEN_ELEMENTS = ['img', 'script', 'foreignObject', 'iframe', 'object', 'embed', 'style', 'a', 'svg'];
 
 /** The page script, bundled as `npm run build` bundles it (esbuild.mjs), so the test needs no build before it. */
@@ -86,8 +86,9 @@ interface Page {
   readonly document: Document;
   /** What the page posted to the extension. */
   readonly posted: FromGraphPage[];
-  /** Every text drawn on a canvas, in order. */
+  /** Every text drawn on a canvas, in order, and the size of its font (CSS pixels at the context's scale). */
   readonly drawnTexts: string[];
+  readonly textSizes: number[];
   /** Every path stroked on a canvas, in order. */
   readonly strokes: Stroke[];
   /** Exceptions inside the page (a message handler that threw), which a browser would only log. */
@@ -112,14 +113,19 @@ interface Stroke {
 }
 
 /** A 2D context that draws nothing and records the texts it is asked to draw and the paths it strokes. */
-function recordingContext(drawnTexts: string[], strokes: Stroke[]): CanvasRenderingContext2D {
+function recordingContext(drawnTexts: string[], textSizes: number[], strokes: Stroke[]): CanvasRenderingContext2D {
   const properties = new Map<PropertyKey, unknown>();
   let path = { rects: 0, lines: 0 };
   return new Proxy({} as CanvasRenderingContext2D, {
     get(_, name) {
       if (properties.has(name)) return properties.get(name);
       if (name === 'measureText') return (text: string) => ({ width: CHARACTER_WIDTH * text.length });
-      if (name === 'fillText') return (text: string) => drawnTexts.push(text);
+      if (name === 'fillText') {
+        return (text: string) => {
+          drawnTexts.push(text);
+          textSizes.push(Number(/(\d+(?:\.\d+)?)px/.exec(String(properties.get('font')))?.[1] ?? 0));
+        };
+      }
       if (name === 'beginPath') return () => (path = { rects: 0, lines: 0 });
       if (name === 'rect') return () => path.rects++;
       if (name === 'moveTo') return () => path.lines++;
@@ -162,6 +168,7 @@ function openPage(): Page {
   const { document } = window;
   const posted: FromGraphPage[] = [];
   const drawnTexts: string[] = [];
+  const textSizes: number[] = [];
   const strokes: Stroke[] = [];
   // The webview's API; a clone, because deepEqual compares prototypes and the page's objects are of its own realm.
   Object.assign(window, {
@@ -172,7 +179,7 @@ function openPage(): Page {
   });
   // What a webview (Chromium) has and jsdom does not: a canvas, a laid-out view, pointer capture.
   Object.defineProperty(window.HTMLCanvasElement.prototype, 'getContext', {
-    value: () => recordingContext(drawnTexts, strokes),
+    value: () => recordingContext(drawnTexts, textSizes, strokes),
   });
   Object.defineProperty(window.HTMLElement.prototype, 'clientWidth', { get: () => VIEW.width });
   Object.defineProperty(window.HTMLElement.prototype, 'clientHeight', { get: () => VIEW.height });
@@ -193,6 +200,7 @@ function openPage(): Page {
     document,
     posted,
     drawnTexts,
+    textSizes,
     strokes,
     errors,
     send: (message) => window.dispatchEvent(new window.MessageEvent('message', { data: message })),
@@ -281,11 +289,15 @@ describe('the graph webview, rendered in a DOM', () => {
 
     assert.ok(status(page).startsWith(`${dagId}: 6 tasks, 5 edges`), status(page));
     assert.equal(page.drawn().tasks, '6');
-    // Every line of every box was drawn: the text itself, or its beginning and an ellipsis.
+    // Every line of every box was drawn: the text itself, or its beginning and end around an ellipsis.
+    const cutFrom = (text: string, line: string): boolean => {
+      const [head, tail] = text.split('…') as [string, string | undefined];
+      return tail !== undefined && head.length + tail.length > 0 && line.startsWith(head) && line.endsWith(tail);
+    };
     for (const { id, capability } of nodes) {
       for (const line of capability === undefined ? [id] : [id, capability]) {
         assert.ok(
-          page.drawnTexts.some((text) => text === line || (text.endsWith('…') && line.startsWith(text.slice(0, -1)))),
+          page.drawnTexts.some((text) => text === line || cutFrom(text, line)),
           `drawn: ${line}`,
         );
       }
@@ -295,6 +307,24 @@ describe('the graph webview, rendered in a DOM', () => {
       assert.equal(tooltip(page), capability === undefined ? id : `${id}\n${capability}`, `the tooltip of ${id}`);
     });
     assertNothingInterpreted(page);
+  });
+
+  test('says it is laying the graph out, with its task count once it has the graph, until the first frame', async () => {
+    const page = openPage();
+    const phase = page.document.getElementById('phase')!;
+    const shown = (): [string | undefined, string, boolean] => [
+      page.drawn().phase,
+      phase.textContent ?? '',
+      phase.hidden,
+    ];
+    assert.deepEqual(shown(), ['laying-out', 'Laying out the graph…', false]);
+    const nodes = Array.from({ length: 1_200 }, (_, n) => node(`task_${n}`, 'echo', n));
+    const edges = nodes.slice(1).map((to, n) => edge(nodes[n]!.id, to.id));
+    page.send({ type: 'graph', graph: packGraph(laidOut(graphOf('dag_big', nodes, edges))), stale: false });
+    assert.deepEqual(shown(), ['laying-out', 'Laying out 1,200 tasks…', false]);
+    await page.frame();
+    assert.deepEqual(shown(), ['drawn', '', true]);
+    assert.equal(page.drawn().tasks, '1200');
   });
 
   test('a dangling edge shows the missing id as text in a "no such task" box', async () => {
@@ -507,9 +537,17 @@ describe('the graph webview, rendered in a DOM', () => {
       `the three boxes on it ringed: ${JSON.stringify(inColour)}`,
     );
     const thickEdges = inColour.filter((stroke) => stroke.rects === 0 && stroke.lines > 0);
-    assert.ok(thickEdges.length > 0 && thickEdges.every((stroke) => stroke.width >= 3), 'its edges drawn thick');
-    // Two edges, each a line and an arrowhead: a → d is drawn with the others.
-    assert.equal(thickEdges[0]!.lines, 4);
+    const plainWidth = Math.max(
+      ...page.strokes
+        .filter((stroke) => stroke.colour !== CRITICAL_COLOUR && stroke.rects === 0 && stroke.lines > 0)
+        .map((stroke) => stroke.width),
+    );
+    assert.ok(
+      thickEdges.length > 0 && thickEdges.every((stroke) => stroke.width >= 2 * plainWidth),
+      'its edges drawn thick',
+    );
+    // Its two edges, each a line: a → d is drawn with the others.
+    assert.equal(thickEdges[0]!.lines, 2);
 
     const without = openPage();
     without.send({ type: 'graph', graph: packGraph(plain), stale: false });
@@ -530,6 +568,82 @@ describe('the graph webview, rendered in a DOM', () => {
     await page.frame();
     assert.match(status(page), / · critical path: 3 tasks \(the longest chain: no latency known\)$/);
     assertNothingInterpreted(page);
+  });
+
+  test('every box in view shows its id, cut in the middle, from 60 px wide and in text of 11 px or more; none below', async () => {
+    const page = openPage();
+    // Three layers of ten, each task reading one of the layer above.
+    const ids = Array.from({ length: 30 }, (_, n) => `task_sentiment_${String(n).padStart(4, '0')}`);
+    const graph = laidOut(
+      graphOf(
+        'dag_layers',
+        ids.map((id) => node(id, 'sentiment-analysis')),
+        ids.slice(10).map((id, n) => edge(ids[n]!, id)),
+      ),
+    );
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
+    await page.frame();
+    const boxWidth = (): number => Number(page.drawn().boxWidth);
+    const zoomUntil = async (key: string, done: () => boolean): Promise<void> => {
+      for (let presses = 0; !done(); presses++) {
+        assert.ok(presses < 40, `zoomed by ${key} to ${boxWidth()} px boxes`);
+        page.press(key);
+        await page.frame();
+      }
+    };
+    await zoomUntil('-', () => boxWidth() < 45);
+    page.drawnTexts.length = 0;
+    page.press('-');
+    await page.frame();
+    assert.equal(page.drawn().labelledBoxes, '0', `no text on ${boxWidth()} px boxes`);
+    assert.deepEqual(page.drawnTexts, []);
+
+    await zoomUntil('+', () => boxWidth() >= 55);
+    page.drawnTexts.length = 0;
+    page.textSizes.length = 0;
+    page.press('+');
+    page.press('-');
+    await page.frame();
+    assert.ok(boxWidth() >= 55 && boxWidth() <= 80, `boxes of about 60 px: ${boxWidth()}`);
+    const { visibleBoxes, labelledBoxes } = page.drawn();
+    assert.ok(Number(visibleBoxes) > 0);
+    assert.equal(labelledBoxes, visibleBoxes, 'every box in view labelled');
+    // Cut near the start: the ends that tell ids apart are kept.
+    assert.ok(
+      page.drawnTexts.some((text) => /^t\w*…\w*\d{4}$/.test(text)),
+      `ids cut in the middle: ${page.drawnTexts.slice(0, 5).join(', ')}`,
+    );
+    assert.ok(Math.min(...page.textSizes) >= 11, `text sizes: ${[...new Set(page.textSizes)].join(', ')}`);
+    assertNothingInterpreted(page);
+  });
+
+  test("the hovered task's edges are drawn strong, with arrowheads, over the light ones", async () => {
+    const page = openPage();
+    const ids = ['task_a', 'task_b', 'task_c', 'task_d'];
+    const graph = laidOut(
+      graphOf(
+        'dag_fan',
+        ids.map((id) => node(id)),
+        [edge('task_a', 'task_b'), edge('task_a', 'task_c'), edge('task_c', 'task_d')],
+      ),
+    );
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
+    await page.frame();
+    const edgeStrokes = (): Stroke[] => page.strokes.filter((stroke) => stroke.rects === 0 && stroke.lines > 0);
+    const [light] = edgeStrokes();
+    assert.equal(light!.lines, 3, 'every edge, one line each: no arrowheads');
+    assert.equal(page.drawn().visibleBoxes, '4');
+    page.strokes.length = 0;
+    page.pointer('pointermove', graph.layout!, 2);
+    await page.frame();
+    // (The zoomed-out image is painted between frames too, in the light colour.)
+    const strong = edgeStrokes().filter((stroke) => stroke.colour !== light!.colour);
+    assert.ok(strong.every((stroke) => stroke.width > light!.width));
+    // task_c's two edges, each a line and an arrowhead.
+    assert.deepEqual(
+      strong.map((stroke) => stroke.lines),
+      [4],
+    );
   });
 
   test('keys zoom and fit; focus shows the tasks n levels around the cursor', async () => {
@@ -566,6 +680,72 @@ describe('the graph webview, rendered in a DOM', () => {
     await page.frame();
     assert.equal(page.drawn().focus, '');
     assert.equal(page.drawn().tasks, '10');
+    assertNothingInterpreted(page);
+  });
+
+  test('Fit shows 1,000 tasks as their shape, groups labelled legibly; a click expands one, S and the toolbar switch', async () => {
+    const page = openPage();
+    // Ten layers of 100, each task reading one of the layer above.
+    const ids = Array.from({ length: 1_000 }, (_, n) => `task_${Math.floor(n / 100)}_${n % 100}`);
+    const graph = laidOut(
+      graphOf(
+        'dag_layers',
+        ids.map((id) => node(id, 'echo')),
+        ids.slice(100).map((id, n) => edge(ids[n]!, id)),
+      ),
+    );
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
+    await page.frame();
+    assert.deepEqual([page.drawn().view, page.drawn().groups, page.drawn().tasks], ['shape', '10', '1000']);
+    assert.match(status(page), /shape: 10 groups of 1000 tasks by id prefix/);
+    const select = page.document.getElementById('shape') as HTMLSelectElement;
+    assert.equal(select.value, 'shape prefix', 'the toolbar says what is shown');
+    const labels = page.drawnTexts.flatMap((text, k) => (text.startsWith('task_') ? [[text, page.textSizes[k]]] : []));
+    assert.equal(labels.length, 10, `every group labelled: ${JSON.stringify(labels)}`);
+    assert.ok(
+      labels.every(([text, size]) => text === 'task_… ×100' && Number(size) >= 11),
+      JSON.stringify(labels),
+    );
+    assert.ok(page.drawnTexts.includes('×100'), 'the edges between groups say how many task edges they are');
+
+    // The shape's layout: one group a layer, in a column.
+    const column = { boxes: Array.from({ length: 10 }, (_, layer) => [0, layer * (BOX_HEIGHT + 56)]).flat() };
+    // During a run a group takes the state that tells most of its tasks': one running, the group runs.
+    page.send(
+      statesOf(
+        graph,
+        true,
+        [
+          ['task_0_0', 'completed'],
+          ['task_0_1', 'running'],
+          ['task_1_0', 'pending'],
+        ],
+        true,
+      ),
+    );
+    await page.frame();
+    page.pointer('pointermove', column, 0);
+    assert.equal(tooltip(page), 'task_… ×100\necho\nrunning');
+    page.pointer('pointermove', column, 1);
+    assert.equal(tooltip(page), 'task_… ×100\necho\npending');
+    page.pointer('pointerdown', column, 3);
+    page.pointer('pointerup', column, 3);
+    await page.frame();
+    assert.deepEqual([page.drawn().groups, page.drawn().expanded, page.drawn().tasks], ['9', '1', '1000']);
+    assert.match(status(page), /shape: 9 groups of 900 tasks by id prefix, 100 tasks expanded/);
+    assert.deepEqual(page.posted, [{ type: 'ready' }], 'a group is expanded, not revealed');
+
+    page.press('s');
+    await page.frame();
+    assert.deepEqual([page.drawn().view, page.drawn().groups], ['tasks', '0']);
+    page.press('0');
+    await page.frame();
+    assert.equal(page.drawn().view, 'tasks', "Fit keeps the user's choice");
+    select.value = 'shape capability';
+    select.dispatchEvent(new page.window.Event('change'));
+    await page.frame();
+    assert.deepEqual([page.drawn().view, page.drawn().groupBy, page.drawn().expanded], ['shape', 'capability', '0']);
+    assert.match(status(page), /shape: 10 groups of 1000 tasks by capability/);
     assertNothingInterpreted(page);
   });
 });

@@ -13,7 +13,7 @@ export const BOX_WIDTH = 200;
 export const BOX_HEIGHT = 44;
 /** Between neighbouring boxes of a layer, and between layers (where edges change lanes). */
 const BOX_GAP = 24;
-const LAYER_GAP = 56;
+export const LAYER_GAP = 56;
 /** The width an edge passing through a layer takes in it. */
 const LANE_WIDTH = 12;
 /** How far right of its box a self-loop reaches. */

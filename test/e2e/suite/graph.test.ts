@@ -5,13 +5,14 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { AcmpApi } from '../../../client/src/extension';
 import { DIAMOND, diamondWith } from '../../support/diamond';
+import { echoLayersDag } from '../../support/echoDag';
 import { marketDag } from '../../support/marketDag';
-import type { DrawnView, GraphFigures, ProbeStep } from '../graphBench';
+import type { DrawnView, GraphFigures, PhaseShown, ProbeStep } from '../graphBench';
 import { askRunner, runnerAnswers } from './askRunner';
 import { openUntitledDag } from './untitledDag';
 
 /** Has the runner run the steps on the open graph page; answers what its `read` and `measure` steps found. */
-const graphProbe = (steps: readonly ProbeStep[]): Promise<(DrawnView | GraphFigures)[]> =>
+const graphProbe = (steps: readonly ProbeStep[]): Promise<(DrawnView | GraphFigures | PhaseShown[])[]> =>
   askRunner('graph-probe', steps);
 
 /** VS Code reports an extension's webview type with this prefix on the tab's input. */
@@ -90,7 +91,7 @@ suite('ACMP DAG graph view in VS Code', () => {
     return { text, editor };
   }
 
-  const views = (found: readonly (DrawnView | GraphFigures)[]): DrawnView[] =>
+  const views = (found: readonly (DrawnView | GraphFigures | PhaseShown[])[]): DrawnView[] =>
     found.filter((item): item is DrawnView => 'scale' in item);
 
   test('300 tasks: the whole graph, drawn in a worker, then zoomed in where labels show (screenshots)', async function () {
@@ -117,22 +118,35 @@ suite('ACMP DAG graph view in VS Code', () => {
     if (runnerAnswers === undefined) this.skip();
     this.timeout(180_000);
     const { text, editor } = await showMarketGraph(10_000);
-    const [fitted, zoomedIn, zoomedOut, refitted] = views(
-      await graphProbe([
-        { tasks: 10_000 },
-        { read: true },
-        { screenshot: 'graph-10k' },
-        { press: '+' },
-        { press: '+' },
-        { read: true },
-        { press: '-' },
-        { press: '-' },
-        { press: '-' },
-        { read: true },
-        { press: '0' },
-        { read: true },
-      ]),
+    const opened = await graphProbe([
+      { tasks: 10_000 },
+      { phases: true },
+      { read: true },
+      { screenshot: 'graph-10k' },
+      { press: '+' },
+      { press: '+' },
+      { read: true },
+      { press: '-' },
+      { press: '-' },
+      { press: '-' },
+      { read: true },
+      { press: '0' },
+      { read: true },
+    ]);
+    // Until its first frame, the page said it was laying out the graph, and of how many tasks once it knew.
+    const phases = opened.find((item): item is PhaseShown[] => Array.isArray(item))!;
+    const counted = phases.findIndex(({ text }) => text === 'Laying out 10,000 tasks…');
+    assert.ok(counted >= 0 && phases[counted]!.shownAt !== undefined, `the count shown: ${JSON.stringify(phases)}`);
+    assert.deepEqual(
+      phases.slice(counted).map(({ phase }) => phase),
+      ['laying-out', 'drawn'],
+      `then the first frame: ${JSON.stringify(phases)}`,
     );
+    assert.ok(
+      phases.slice(0, counted).every(({ phase }) => phase === 'laying-out'),
+      JSON.stringify(phases),
+    );
+    const [fitted, zoomedIn, zoomedOut, refitted] = views(opened);
     assert.match(fitted!.status, /: 10000 tasks, \d+ edges/);
     assert.ok(zoomedIn!.scale > fitted!.scale, `+ zooms in: ${fitted!.scale} → ${zoomedIn!.scale}`);
     assert.ok(zoomedOut!.scale < zoomedIn!.scale, `- zooms out: ${zoomedIn!.scale} → ${zoomedOut!.scale}`);
@@ -163,6 +177,116 @@ suite('ACMP DAG graph view in VS Code', () => {
     assert.equal(whole!.tasks, 10_000);
     // Timing belongs to the bench: the figures are printed, not asserted.
     console.log(`graph of 10,000 tasks in VS Code: ${JSON.stringify(found.find((item) => 'firstDrawnMs' in item))}`);
+  });
+
+  test('names where they fit: at 60 px boxes every box in sight shows its id, and focus mode labels every box', async function () {
+    if (runnerAnswers === undefined) this.skip();
+    this.timeout(150_000);
+    const text = echoLayersDag(1_000);
+    const document = await openUntitledDag(text);
+    const editor = await vscode.window.showTextDocument(document);
+    await vscode.commands.executeCommand('acmp.showGraph', document.uri);
+    const [named] = views(
+      // S: the tasks rather than the shape Fit shows for a graph this large.
+      await graphProbe([
+        { tasks: 1_000 },
+        { press: 's' },
+        { boxWidth: 60 },
+        { read: true },
+        { screenshot: 'graph-1000-names' },
+      ]),
+    );
+    assert.equal(named!.view, 'tasks');
+    assert.ok(Math.abs(named!.boxWidth - 60) < 1, `boxes ${named!.boxWidth} px wide`);
+    assert.ok(named!.visibleBoxes >= 10, `${named!.visibleBoxes} boxes in sight`);
+    assert.equal(named!.labelledBoxes, named!.visibleBoxes, 'every box in sight shows its id');
+
+    const position = editor.document.positionAt(text.indexOf('"task_4_72"'));
+    editor.selection = new vscode.Selection(position, position);
+    const [focused] = views(
+      await graphProbe([{ current: 'task_4_72' }, { press: 'f' }, { read: true }, { screenshot: 'graph-1000-focus' }]),
+    );
+    assert.equal(focused!.focus, 'task_4_72');
+    assert.ok(focused!.visibleBoxes >= 10, `${focused!.visibleBoxes} of the ${focused!.tasks} tasks in sight`);
+    assert.equal(focused!.labelledBoxes, focused!.visibleBoxes, 'focus mode labels every box');
+  });
+
+  test('Fit shows 1,000 tasks as their shape, 10 groups of a layer; a click on a group expands it (screenshots)', async function () {
+    if (runnerAnswers === undefined) this.skip();
+    this.timeout(150_000);
+    const document = await openUntitledDag(echoLayersDag(1_000));
+    await vscode.window.showTextDocument(document);
+    await vscode.commands.executeCommand('acmp.showGraph', document.uri);
+    const [shape] = views(await graphProbe([{ tasks: 1_000 }, { read: true }, { screenshot: 'graph-1000-shape' }]));
+    assert.deepEqual([shape!.view, shape!.groups], ['shape', 10]);
+    assert.match(shape!.status, /shape: 10 groups of 1000 tasks by id prefix/);
+    assert.ok(shape!.boxWidth >= 60, `groups ${shape!.boxWidth} px wide: room for their names`);
+    assert.equal(shape!.labelledBoxes, shape!.visibleBoxes, 'every group shows its name');
+
+    // The shape is a column of one group a layer: the fourth, middle of its box.
+    const click = { x: shape!.x + shape!.boxWidth / 2, y: shape!.y + (3 * 100 + 22) * shape!.scale };
+    const [expanded] = views(
+      await graphProbe([{ tasks: 1_000 }, { click }, { read: true }, { screenshot: 'graph-1000-shape-expanded' }]),
+    );
+    assert.deepEqual([expanded!.view, expanded!.groups, expanded!.expanded], ['shape', 9, 1]);
+    assert.match(expanded!.status, /shape: 9 groups of 900 tasks by id prefix, 100 tasks expanded/);
+  });
+
+  test("Fit shows 10,000 tasks' shape legibly: bands of layers, every group named (screenshot)", async function () {
+    if (runnerAnswers === undefined) this.skip();
+    this.timeout(150_000);
+    const document = await openUntitledDag(echoLayersDag(10_000));
+    await vscode.window.showTextDocument(document);
+    await vscode.commands.executeCommand('acmp.showGraph', document.uri);
+    const [shape] = views(await graphProbe([{ tasks: 10_000 }, { read: true }, { screenshot: 'graph-10k-shape' }]));
+    assert.equal(shape!.view, 'shape');
+    assert.ok(shape!.groups >= 3 && shape!.groups <= 25, `${shape!.groups} groups`);
+    assert.match(shape!.status, new RegExp(`shape: ${shape!.groups} groups of 10000 tasks by id prefix`));
+    assert.ok(shape!.boxWidth >= 60, `groups ${shape!.boxWidth} px wide: room for their names`);
+    assert.equal(shape!.labelledBoxes, shape!.visibleBoxes, 'every group shows its name');
+  });
+
+  test("the README's screenshots: 1,000 tasks at fit, a focus view, 10,000 tasks zoomed to names, light and dark", async function () {
+    if (runnerAnswers === undefined) this.skip();
+    this.timeout(300_000);
+    const workbench = vscode.workspace.getConfiguration('workbench');
+    const themeBefore = workbench.inspect<string>('colorTheme')?.globalValue;
+    // The graph beside the editor, with the room the side bars would take.
+    await vscode.commands.executeCommand('workbench.action.closeSidebar');
+    await vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar');
+    /** Steps that take a screenshot named `name-light` in Light Modern, then `name-dark` in Dark Modern. */
+    const inBothThemes = async (name: string, before: readonly ProbeStep[] = []): Promise<void> => {
+      await graphProbe(before);
+      for (const [kind, theme] of [
+        ['light', 'Default Light Modern'],
+        ['dark', 'Default Dark Modern'],
+      ] as const) {
+        await workbench.update('colorTheme', theme, vscode.ConfigurationTarget.Global);
+        await graphProbe([{ themeKind: `vscode-${kind}` }, { screenshot: `${name}-${kind}` }]);
+      }
+    };
+    try {
+      const text = echoLayersDag(1_000);
+      const document = await openUntitledDag(text);
+      const editor = await vscode.window.showTextDocument(document);
+      await vscode.commands.executeCommand('acmp.showGraph', document.uri);
+      await inBothThemes('readme-graph-1000', [{ tasks: 1_000 }]);
+      const position = editor.document.positionAt(text.indexOf('"task_4_72"'));
+      editor.selection = new vscode.Selection(position, position);
+      editor.revealRange(new vscode.Range(position, position), vscode.TextEditorRevealType.InCenter);
+      await inBothThemes('readme-graph-focus', [{ current: 'task_4_72' }, { press: 'f' }]);
+      await graphProbe([{ press: 'f' }]);
+      await vscode.window.tabGroups.close(graphTabs());
+      await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+
+      const large = await openUntitledDag(echoLayersDag(10_000));
+      await vscode.window.showTextDocument(large);
+      await vscode.commands.executeCommand('acmp.showGraph', large.uri);
+      await inBothThemes('readme-graph-10k-names', [{ tasks: 10_000 }, { press: 's' }, { boxWidth: 80 }]);
+    } finally {
+      await workbench.update('colorTheme', themeBefore, vscode.ConfigurationTarget.Global);
+      await vscode.commands.executeCommand('workbench.action.toggleSidebarVisibility');
+    }
   });
 
   test('the graph of a DAG run earlier shows the states of that run', async function () {
