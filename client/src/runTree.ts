@@ -1,6 +1,6 @@
-// The tree view "ACMP Runs": one node per run, its tasks as children (a large run's by state). A change of the runs
-// redraws only the tasks that changed (the model coalesces them, runs.ts); the whole tree only when runs start, end or
-// are cleared.
+// The tree view "ACMP Runs": one node per run, its tasks as children (a large run's by state). Each change of the
+// runs (coalesced by the model, runs.ts) redraws the runs it names, so that a run's row counts with the status bar;
+// the whole tree only when runs start, end or are cleared.
 import {
   type Disposable,
   EventEmitter,
@@ -19,13 +19,11 @@ import type { TaskState } from '../../server/src/protocol/report';
 
 export const RUNS_VIEW = 'acmpRuns';
 /**
- * A run of more tasks than this lists them by state, failed first, each state a closed node: its start and its end
- * then change a few nodes rather than every task's row (VS Code's work for a list of changed nodes grows with the
- * square of its length, and what crosses to the window with the rows a change lists). Such a run is redrawn whole
- * (its groups), at most every RUN_REDRAW_MS. Its routine log lines are at debug level (runLog.ts).
+ * A run of more tasks than this lists them by state, failed first, each state a closed node: a redraw of the run
+ * then redraws a few nodes rather than every task's row (what crosses to the window grows with the rows a redraw
+ * lists). Its routine log lines are at debug level (runLog.ts).
  */
 export const MAX_TASKS_LISTED = 500;
-const RUN_REDRAW_MS = 1_000;
 const GROUP_ORDER: readonly TaskState[] = ['failed', 'cancelled', 'running', 'pending', 'completed'];
 
 /** `run` is the run as it was when the tree last listed the runs; its item shows the run as it is now. */
@@ -127,74 +125,36 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
   private readonly changed = new EventEmitter<RunTreeNode[] | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   /**
-   * The nodes the tree was last given, by run id: VS Code knows a node by its object, so redrawing one task means
+   * The run nodes the tree was last given, by run id: VS Code knows a node by its object, so redrawing a run means
    * firing the very object the tree has.
    */
   private runNodes = new Map<string, RunNode>();
-  private readonly taskNodes = new Map<string, Map<string, TaskNode>>();
 
   constructor(private readonly runs: RunsModel) {}
 
-  /** Runs listed by state whose tasks changed: redrawn whole (their groups), at most every RUN_REDRAW_MS. */
-  private readonly runsToRedraw = new Set<string>();
-  private runRedraw: ReturnType<typeof setTimeout> | undefined;
-
   /**
-   * Redraws what changed: the whole tree at once when runs came or went; a run that ended at once, with its tasks;
-   * else the tasks that changed, or a run listed by state later (a task that changed state changed groups).
+   * Redraws what changed: the whole tree when runs came or went, else each run that changed, with its tasks (VS Code
+   * redraws a node with what it shows open under it): its row's counts are those the status bar shows of the change.
    */
   refresh(change: RunsChange): void {
     if (change.listChanged) {
-      clearTimeout(this.runRedraw);
-      this.runRedraw = undefined;
-      this.runsToRedraw.clear();
       this.changed.fire(undefined);
       return;
     }
-    const changed: RunTreeNode[] = [];
-    for (const runId of change.ended) {
-      const runNode = this.runNodes.get(runId);
-      if (runNode !== undefined) changed.push(runNode);
-      this.runsToRedraw.delete(runId);
-    }
-    for (const [runId, taskIds] of change.tasks) {
-      if (change.ended.has(runId)) continue;
-      const nodes = this.taskNodes.get(runId);
-      if (nodes === undefined) continue;
-      const runNode = this.runNodes.get(runId);
-      if (runNode !== undefined && grouped(runNode.run)) {
-        this.runsToRedraw.add(runId);
-        continue;
-      }
-      for (const taskId of taskIds) {
-        const node = nodes.get(taskId);
-        if (node !== undefined) changed.push(node);
-      }
-    }
+    const changed = [...change.runIds].flatMap((runId) => this.runNodes.get(runId) ?? []);
     if (changed.length > 0) this.changed.fire(changed);
-    if (this.runsToRedraw.size > 0) this.runRedraw ??= setTimeout(() => this.redrawRuns(), RUN_REDRAW_MS);
-  }
-
-  private redrawRuns(): void {
-    this.runRedraw = undefined;
-    const nodes = [...this.runsToRedraw].flatMap((runId) => this.runNodes.get(runId) ?? []);
-    this.runsToRedraw.clear();
-    if (nodes.length > 0) this.changed.fire(nodes);
   }
 
   getChildren(node?: RunTreeNode): RunTreeNode[] {
     if (node === undefined) {
       const runs = this.runs.runs.map((run, index): RunNode => ({ kind: 'run', run, newest: index === 0 }));
       this.runNodes = new Map(runs.map((runNode) => [runNode.run.runId, runNode]));
-      for (const runId of this.taskNodes.keys()) if (!this.runNodes.has(runId)) this.taskNodes.delete(runId);
       return runs;
     }
     if (node.kind === 'task') return [];
     const run = this.runs.get(node.kind === 'run' ? node.run.runId : node.runId);
     if (run === undefined) return [];
     if (node.kind === 'run' && grouped(run)) {
-      // Known to the change handling (taskNodes) even before a group is opened: changes then redraw the run.
-      if (!this.taskNodes.has(run.runId)) this.taskNodes.set(run.runId, new Map());
       const states = new Set(run.tasks.map((task) => task.state));
       return GROUP_ORDER.filter((state) => states.has(state)).map((state) => ({
         kind: 'group',
@@ -203,14 +163,7 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
       }));
     }
     const listed = node.kind === 'group' ? run.tasks.filter((task) => task.state === node.state) : run.tasks;
-    const tasks = listed.map((task): TaskNode => ({ kind: 'task', runId: run.runId, task }));
-    const nodes =
-      node.kind === 'group'
-        ? (this.taskNodes.get(run.runId) ?? new Map<string, TaskNode>())
-        : new Map<string, TaskNode>();
-    for (const taskNode of tasks) nodes.set(taskNode.task.taskId, taskNode);
-    this.taskNodes.set(run.runId, nodes);
-    return tasks;
+    return listed.map((task): TaskNode => ({ kind: 'task', runId: run.runId, task }));
   }
 
   getTreeItem(node: RunTreeNode): TreeItem {
@@ -245,7 +198,6 @@ class RunTreeProvider implements TreeDataProvider<RunTreeNode> {
   }
 
   dispose(): void {
-    clearTimeout(this.runRedraw);
     this.changed.dispose();
   }
 }

@@ -1,6 +1,7 @@
 // The runs the extension shows, built from the server's run events and reports; finished runs survive a reload.
 import { type Disposable, EventEmitter } from 'vscode';
 import type { RunEvent, RunReport, TaskState } from '../../server/src/protocol/report';
+import { type PublishedRun, publishRun } from './publishedRun';
 import type { RunSnapshot, TaskSnapshot } from './runSnapshot';
 import { type RunsStore, storedRuns } from './storedRuns';
 
@@ -16,7 +17,8 @@ export interface RunProgress {
 /**
  * What one change event says changed. Run events come by the thousand a second: the model applies each at once but
  * tells its listeners at most every CHANGE_INTERVAL_MS, with everything that changed meanwhile, so a view does work
- * per change event rather than per run event (and at once when a run starts or ends).
+ * per change event rather than per run event (and at once when a run starts or ends). What the model answers is the
+ * runs as of the last change event (publishedRun.ts): every view shows the counts of the change it last drew.
  */
 export interface RunsChange {
   /** Runs were added, dropped or cleared: a view of the runs draws them all anew. */
@@ -29,8 +31,12 @@ export interface RunsChange {
   readonly tasks: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-/** The longest a change waits before the model tells its listeners: about what a person sees as immediate. */
-export const CHANGE_INTERVAL_MS = 100;
+/**
+ * The longest a change waits before the model tells its listeners. VS Code's tree views hold back a refresh that comes
+ * within 200 ms of the one before until refreshes pause that long: with changes coming faster, the runs tree would
+ * not move until the run ended, while the status bar counted on.
+ */
+export const CHANGE_INTERVAL_MS = 250;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type TaskRecord = Mutable<TaskSnapshot>;
@@ -46,12 +52,6 @@ const isFinished = (state: TaskState): boolean => state !== 'pending' && state !
 const toRecord = (run: RunSnapshot): RunRecord => ({
   ...run,
   tasks: new Map(run.tasks.map((task) => [task.taskId, { ...task }])),
-});
-
-/** A copy of a run as it is now: later events do not change it. */
-const copyOf = (run: RunRecord): RunSnapshot => ({
-  ...run,
-  tasks: [...run.tasks.values()].map((task) => ({ ...task })),
 });
 
 /** The change being gathered until the model tells its listeners. */
@@ -77,13 +77,14 @@ export class RunsModel implements Disposable {
   private pendingTimer: ReturnType<typeof setTimeout> | undefined;
   private persistTimer: ReturnType<typeof setTimeout> | undefined;
   private records: RunRecord[];
-  /** Each run's copy, made when asked for and kept until the run changes: views ask far more often than runs change. */
-  private readonly snapshots = new WeakMap<RunRecord, RunSnapshot>();
+  /** Each run as the listeners were last told of it: what the model answers. */
+  private readonly published = new WeakMap<RunRecord, PublishedRun>();
   /** The capability of each task, given by the client before a run starts (run events do not carry them). */
   private readonly capabilities = new Map<string, ReadonlyMap<string, string>>();
 
   constructor(private readonly storage: RunsStore) {
     this.records = storage.read().map(toRecord);
+    for (const record of this.records) this.published.set(record, publishRun(record));
   }
 
   /** Newest first. */
@@ -91,10 +92,12 @@ export class RunsModel implements Disposable {
     return this.records.map((run) => this.snapshotOf(run));
   }
 
-  /** One task of a run as it is now, without a copy of the others. */
+  /** One task of a run, without the others. */
   task(runId: string, taskId: string): TaskSnapshot | undefined {
-    const task = this.records.find((run) => run.runId === runId)?.tasks.get(taskId);
-    return task === undefined ? undefined : { ...task };
+    const record = this.records.find((run) => run.runId === runId);
+    const published = record === undefined ? undefined : this.publishedOf(record);
+    const place = published?.places.get(taskId);
+    return place === undefined ? undefined : published?.run.tasks[place];
   }
 
   get(runId: string): RunSnapshot | undefined {
@@ -102,20 +105,20 @@ export class RunsModel implements Disposable {
   }
 
   activeRuns(): RunProgress[] {
-    return this.records
+    return this.runs
       .filter((run) => run.status === 'running')
       .map(({ runId, uri, dagId, finishedTasks, tasks }) => ({
         runId,
         uri,
         dagId,
         finishedTasks,
-        totalTasks: tasks.size,
+        totalTasks: tasks.length,
       }));
   }
 
-  /** The id and status of the newest run of a document, without a copy of its tasks. */
+  /** The id and status of the newest run of a document. */
   latestStatusOf(uri: string): Pick<RunSnapshot, 'runId' | 'status'> | undefined {
-    const run = this.records.find((record) => record.uri === uri);
+    const run = this.latestOf(uri);
     return run === undefined ? undefined : { runId: run.runId, status: run.status };
   }
 
@@ -130,9 +133,14 @@ export class RunsModel implements Disposable {
   }
 
   private snapshotOf(run: RunRecord): RunSnapshot {
-    let snapshot = this.snapshots.get(run);
-    if (snapshot === undefined) this.snapshots.set(run, (snapshot = copyOf(run)));
-    return snapshot;
+    return this.publishedOf(run).run;
+  }
+
+  private publishedOf(run: RunRecord): PublishedRun {
+    let published = this.published.get(run);
+    // Every run is published when it is added; this is a safeguard, not a path.
+    if (published === undefined) this.published.set(run, (published = publishRun(run)));
+    return published;
   }
 
   /** Tells the model the capability of each task of a run about to start. */
@@ -193,7 +201,6 @@ export class RunsModel implements Disposable {
       const run = this.records.find((record) => record.runId === event.run_id);
       const task = run?.tasks.get(event.task_id);
       if (run === undefined || task === undefined) return;
-      this.snapshots.delete(run);
       this.pending.task(run.runId, task.taskId);
       this.pendingTimer ??= setTimeout(() => this.tell(), CHANGE_INTERVAL_MS);
       if (event.type === 'cost') {
@@ -294,17 +301,22 @@ export class RunsModel implements Disposable {
 
   /** `run` was added or ended: listeners hear of it, and of everything pending, at once. */
   private changedNow(run: RunRecord): void {
-    this.snapshots.delete(run);
     this.pending.runIds.add(run.runId);
     this.tell();
   }
 
-  /** Tells the listeners what changed since they last heard. */
+  /** Publishes the runs that changed and tells the listeners what changed since they last heard. */
   private tell(): void {
     clearTimeout(this.pendingTimer);
     this.pendingTimer = undefined;
     const change = this.pending;
     this.pending = new PendingChange();
+    for (const record of this.records) {
+      if (!change.runIds.has(record.runId)) continue;
+      // An ended run's report may have changed any task.
+      const tasks = change.ended.has(record.runId) ? undefined : change.tasks.get(record.runId);
+      this.published.set(record, publishRun(record, this.published.get(record), tasks));
+    }
     this.changed.fire(change);
   }
 

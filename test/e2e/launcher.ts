@@ -20,6 +20,7 @@ import type { BrowserRequest, ElementSeen } from './browserProtocol';
 import { cpuProfiler } from './cpuProfiler';
 import { type ProbeStep, graphFrame, probeGraph } from './graphBench';
 import { type ProbeOptions, type ProbeResult, probeResult, settled, startProbe } from './workbenchProbe';
+import { countersWhenRowShows, runRowSeenAt, watchRunRow } from './runRowProbe';
 
 const CODE_SERVER = '4.139.1';
 const NODE = '24.22.3';
@@ -205,6 +206,8 @@ async function browserDoes(page: Page, request: BrowserRequest): Promise<unknown
 /** A screenshot waits this long for a graph to draw; a probe of a large DAG's graph longer. */
 const SCREENSHOT_GRAPH_MS = 10_000;
 const PROBE_GRAPH_MS = 60_000;
+/** The longest the runs tree is waited for to show a run's row, or a count in it. */
+const ROW_WAIT_MS = 10_000;
 
 /**
  * What every window answers: screenshots of the window, the run probe of workbenchProbe.ts, the graph page's probe
@@ -233,6 +236,10 @@ function windowAnswers(page: Page): Record<string, (argument: unknown) => unknow
       await profiler.start();
       await Promise.all(probed.map((frame) => startProbe(frame, options, frame === graph)));
     },
+    'run-row-watch': (argument) => watchRunRow(page.mainFrame(), argument as { dagId: string }),
+    'run-row-seen': () => runRowSeenAt(page.mainFrame(), ROW_WAIT_MS),
+    'run-row-counters': (argument) =>
+      countersWhenRowShows(page.mainFrame(), argument as { dagId: string; counter: string }, ROW_WAIT_MS),
     'probe-result': async (argument) => {
       const { timeoutMs } = argument as { timeoutMs: number };
       const results = await Promise.all(probed.map((frame) => probeResult(frame, timeoutMs)));

@@ -99,7 +99,7 @@ async function probe(options: ProbeOptions & { frame: ProbeResult['frame'] }): P
   // What came before the run is not the run's.
   await (globalThis as unknown as { acmpWindowSettles: typeof windowSettles }).acmpWindowSettles();
   /** The inline state after a task's declaration (client/src/presentation.ts, taskSummary). */
-  const TASK_STATE = /^"[○◔✓✗⊘] (pending|running|completed|failed|cancelled)/;
+  const TASK_STATE = /^"[○◔✓✗⊘] (pending|running|completed|cached|failed|cancelled)/;
   const visible = (element: Element): boolean => (element as HTMLElement).offsetParent !== null;
   const textOf = (element: Element | null | undefined): string => element?.textContent ?? '';
   const statusBarItem = (): Element | undefined =>

@@ -1,6 +1,6 @@
 // Running DAGs in a real VS Code: the run command on the built-in provider and on provider processes, a task
 // cancelled with its downstream, a failed branch re-run on the outputs that completed, a DAG with errors refused,
-// a 1,000-task run that the tree keeps up with.
+// a 1,000-task run that the tree keeps up with, showing it from its start with the counts of the status bar.
 // Asserted through the extension's API (the runs its tree shows) and the editors a user sees; waits are on events.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -15,7 +15,8 @@ import type { RunReport } from '../../../server/src/protocol/report';
 import type { ProviderConfig } from '../../../server/src/protocol/settings';
 import { diamondWith } from '../../support/diamond';
 import { echoLayersDag } from '../../support/echoDag';
-import { runnerAnswers, screenshotTaken } from './askRunner';
+import type { CountersSeen } from '../runRowProbe';
+import { askRunner, runnerAnswers, screenshotTaken } from './askRunner';
 import { measuredRun } from './measuredRun';
 import { examplePipeline, extension, root, runDag, runOf, runWhen, setProviders, setSetting } from './runHelpers';
 
@@ -48,6 +49,66 @@ const silentProvider = (capabilities: string[]): ProviderConfig => ({
   capabilities,
   'acmp:price_cu': 0.0001,
 });
+
+/**
+ * A provider process whose `gate` tasks answer once the file their input names exists, and whose `paced` tasks after
+ * the milliseconds their input says (gated.ts).
+ */
+const gatedProvider = (): ProviderConfig => ({
+  id: 'gated',
+  transport: 'stdio',
+  command: process.execPath,
+  args: [
+    '--import',
+    pathToFileURL(require.resolve('tsx', { paths: [root()] })).href,
+    path.join(root(), 'test', 'fixtures', 'providers', 'gated.ts'),
+  ],
+  env: NODE_ENV,
+  capabilities: ['gate', 'paced'],
+});
+
+const [PACED_LAYERS, PACED_MS] = [10, 100];
+
+/**
+ * 1,000 tasks: a first stage of PACED_LAYERS layers of paced tasks, each layer answering PACED_MS after the one
+ * before (the run reports progress steadily for a second: the tree must show it meanwhile, not once it pauses), then
+ * a stage of echo tasks after each gate, the gates held by the gated provider until their files exist. The run stops
+ * at `held[i]` finished tasks until gate i opens.
+ */
+function gatedDag(dagId: string, gateFiles: readonly string[]): { text: string; held: number[] } {
+  const stage = 250;
+  const pacedLayer = stage / PACED_LAYERS;
+  const tasks: object[] = gateFiles.map((file, gate) => ({
+    task_id: `task_gate_${gate}`,
+    capability: 'gate',
+    input: { type: 'text', data: file },
+  }));
+  const edges: { from: string; to: string }[] = [];
+  for (let index = 0; tasks.length < 1_000; index++) {
+    const gate = Math.floor(index / stage) - 1;
+    if (gate < 0) {
+      const above = index - pacedLayer;
+      tasks.push({
+        task_id: `task_paced_${index}`,
+        capability: 'paced',
+        input: above < 0 ? { type: 'text', data: String(PACED_MS) } : { source: { from_task: `task_paced_${above}` } },
+        // A layer's results differ from the one's above: none is served from another's (resultKey.ts).
+        metadata: { layer: Math.floor(index / pacedLayer) },
+      });
+      if (above >= 0) edges.push({ from: `task_paced_${above}`, to: `task_paced_${index}` });
+      continue;
+    }
+    tasks.push({
+      task_id: `task_echo_${index}`,
+      capability: 'echo',
+      input: { source: { from_task: `task_gate_${gate}` } },
+    });
+    edges.push({ from: `task_gate_${gate}`, to: `task_echo_${index}` });
+  }
+  // Before gate i opens: the stages before it and the gates opened before it.
+  const held = gateFiles.map((_, gate) => (gate + 1) * stage + gate);
+  return { text: JSON.stringify({ dag_id: dagId, tasks, edges }, null, 2), held };
+}
 
 /** split → wait → aggregate: `task_wait` scores the first chunk, whoever its provider is. */
 const CHAIN = `{
@@ -186,6 +247,45 @@ suite('Running DAGs in VS Code', () => {
     assert.equal(report.status, 'completed');
     assert.equal(runOf(api, report).finishedTasks, 1_000);
     assert.ok(finalAfterMs.tree !== undefined, 'the tree showed the final states');
+  });
+
+  test('a 1,000-task run shows in the tree as it starts, its row counting with the status bar', async function () {
+    // Only the code-server runner sees the window's DOM (askRunner.ts).
+    if (runnerAnswers === undefined) this.skip();
+    await setProviders([gatedProvider(), { id: 'local', transport: 'builtin' }]);
+    const gateFiles = [0, 1, 2].map((gate) => path.join(folder, 'gates', `gate-${gate}`));
+    fs.mkdirSync(path.join(folder, 'gates'));
+    const dagId = 'dag_gated_1000';
+    const { text, held } = gatedDag(dagId, gateFiles);
+    const uri = await openDag('gated-1000', text);
+    await vscode.commands.executeCommand('acmp.clearRuns');
+    await vscode.commands.executeCommand('acmpRuns.focus');
+    // Opening a 1,000-task DAG keeps the window busy for a while (tokenizing, folding): that is not the run's.
+    await askRunner('window-settled');
+    await askRunner('run-row-watch', { dagId });
+    const isOurs = (run: RunSnapshot) => run.uri === uri.toString() && run.status === 'running';
+    // When the extension heard of the run's start: the tree is timed from it.
+    const heardStart = runWhen(api, (runs) => runs.find(isOurs)).then(() => Date.now());
+    const running = runDag(uri);
+    const startedAt = await heardStart;
+    const rowAfterMs = (await askRunner<number>('run-row-seen')) - startedAt;
+    assert.ok(rowAfterMs <= 500, `the tree showed the run ${rowAfterMs} ms after its start`);
+
+    // At each gate the run holds still: the tree's row, once it shows the count, and the status bar agree.
+    const samples: CountersSeen[] = [];
+    for (const [gate, finished] of held.entries()) {
+      await runWhen(api, (runs) => runs.find((run) => isOurs(run) && run.finishedTasks === finished));
+      const counter = `${finished}/1000`;
+      const seen = await askRunner<CountersSeen>('run-row-counters', { dagId, counter });
+      samples.push(seen);
+      fs.writeFileSync(gateFiles[gate]!, 'open');
+    }
+    assert.deepEqual(
+      samples,
+      held.map((finished) => ({ treeRow: `${finished}/1000`, statusBar: `${finished}/1000` })),
+    );
+    const report = await running;
+    assert.ok(report !== undefined && 'status' in report && report.status === 'completed', JSON.stringify(report));
   });
 
   test('a finished run in the tree, its states in the editor and the graph (screenshot)', async () => {
