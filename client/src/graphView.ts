@@ -51,22 +51,42 @@ class GraphPanel {
     panel.webview.onDidReceiveMessage((message: FromGraphPage) => this.received(message));
   }
 
-  /** Asks the server for the graph and shows it, or keeps the last good one while the text does not parse. */
+  /**
+   * Asks the server for the graph and shows it, or keeps the last good one while the text does not parse. The first
+   * graph comes at once, with its critical path when the text's plan is made already, else the critical path follows
+   * once planned (a 10,000-task DAG's plan takes most of a second, which the first drawing does not wait for); a
+   * changed text's graph comes with its plan's.
+   */
   async refresh(): Promise<void> {
-    const params: GraphParams = { uri: this.uri.toString(), layout: true };
+    const first = this.graph === undefined;
+    const graph = await this.requestGraph(!first);
+    if (graph === undefined) return;
+    this.show(graph);
+    const editor = this.shownEditor();
+    if (editor !== undefined) await this.followCursor(editor);
+    if (!first || !graph.parsed || graph.criticalPath !== undefined) return;
+    const planned = await this.requestGraph(true);
+    if (planned !== undefined) this.show(planned);
+  }
+
+  private async requestGraph(waitForPlan: boolean): Promise<DagGraph | undefined> {
+    const params: GraphParams = { uri: this.uri.toString(), layout: true, waitForPlan };
     const graph = await this.client.sendRequest<DagGraph>(GRAPH_REQUEST, params);
-    if (this.closed) return;
+    return this.closed ? undefined : graph;
+  }
+
+  /** Shows `graph`, posted to the page when what it draws of it changed. */
+  private show(graph: DagGraph): void {
     this.stale = !graph.parsed;
     if (graph.parsed || this.graph === undefined) this.graph = graph;
-    const { dagId, nodes, edges } = this.graph;
+    const { dagId, nodes, edges, criticalPath } = this.graph;
     this.panel.title = `Graph: ${dagId ?? path.posix.basename(this.uri.path)}`;
-    const shape = JSON.stringify([dagId, nodes.map(({ id, capability }) => [id, capability]), edges, this.stale]);
+    const drawn = [dagId, nodes.map(({ id, capability }) => [id, capability]), edges, criticalPath, this.stale];
+    const shape = JSON.stringify(drawn);
     if (shape !== this.drawnShape) {
       this.drawnShape = shape;
       this.postGraph();
     }
-    const editor = this.shownEditor();
-    if (editor !== undefined) await this.followCursor(editor);
   }
 
   /** An editor of the document in sight, if any. */

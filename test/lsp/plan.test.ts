@@ -167,6 +167,12 @@ describe('the plan in the editor', () => {
     });
   });
 
+  test('acmp/graph without waiting for the plan carries the critical path of a plan made already', async () => {
+    await session.connection.sendRequest<PlanResult>(PLAN_REQUEST, { uri });
+    const graph = await session.connection.sendRequest<DagGraph>(GRAPH_REQUEST, { uri, waitForPlan: false });
+    assert.deepEqual(graph.criticalPath?.taskIds, ['task_sum', 'task_fr']);
+  });
+
   test('the plan follows the providers: a changed configuration changes the summary', async () => {
     const dearer = PROVIDERS.map((provider) => ({ ...provider, 'acmp:price_cu': provider['acmp:price_cu'] * 2 }));
     const republished = session.diagnostics(uri, (p) =>

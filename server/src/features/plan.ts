@@ -96,6 +96,12 @@ export class Plans {
     return { plan, settings, entry };
   }
 
+  /** The plan made already of the document's current text, if any, whatever its settings: none is made. */
+  madePlanOf(uri: string): PlanEntry | undefined {
+    const known = this.entries.get(uri);
+    return known !== undefined && known.analysis === analysisOf(this.context, uri)?.analysis ? known : undefined;
+  }
+
   /** What the store holds of the DAG's tasks, as a run would find it. */
   private storedOf(
     store: ResultStore | undefined,

@@ -220,6 +220,12 @@ export interface GraphParams {
   readonly uri: string;
   /** Also lay the graph out (`DagGraph.layout`): the server does it, off the view's UI thread. */
   readonly layout?: boolean;
+  /**
+   * Whether the answer waits for the document's plan when it is not made yet (the default), for the critical path:
+   * `false` answers at once, with the critical path only when the plan of this text is made already (planning a
+   * 10,000-task DAG takes most of a second, which a graph about to be drawn for the first time need not wait).
+   */
+  readonly waitForPlan?: boolean;
 }
 
 /** A layered layout of a graph's nodes and edges (server/src/dag/layout.ts). */
