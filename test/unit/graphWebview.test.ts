@@ -617,6 +617,28 @@ describe('the graph webview, rendered in a DOM', () => {
     assertNothingInterpreted(page);
   });
 
+  test('the overview shows only while part of the graph is out of sight: never over a small graph it would cover', async () => {
+    const page = openPage();
+    const ids = ['task_a', 'task_b', 'task_c', 'task_d'];
+    const graph = laidOut(
+      graphOf(
+        'dag_small',
+        ids.map((id) => node(id)),
+        [edge('task_a', 'task_b')],
+      ),
+    );
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
+    await page.frame();
+    const overview = page.document.getElementById('overview')!;
+    assert.equal(overview.hidden, true, 'all of it in sight at fit');
+    for (let press = 0; press < 8; press++) page.press('+');
+    await page.frame();
+    assert.equal(overview.hidden, false, 'zoomed in: part of it out of sight');
+    page.press('0');
+    await page.frame();
+    assert.equal(overview.hidden, true, 'fitted again');
+  });
+
   test("the hovered task's edges are drawn strong, with arrowheads, over the light ones", async () => {
     const page = openPage();
     const ids = ['task_a', 'task_b', 'task_c', 'task_d'];
