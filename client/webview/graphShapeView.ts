@@ -257,7 +257,9 @@ export function shapeText(s: GraphState): string | undefined {
   }
   const by = s.groupBy === 'prefix' ? 'id prefix' : 'capability';
   const expanded = s.shown!.taskCount - groupBoxes;
-  return `shape: ${groupBoxes} group${groupBoxes === 1 ? '' : 's'} of ${grouped} tasks by ${by}${expanded > 0 ? `, ${expanded} tasks expanded` : ''}`;
+  const groupsText = `${groupBoxes} group${groupBoxes === 1 ? '' : 's'}`;
+  const expandedText = expanded > 0 ? `, ${expanded.toLocaleString('en')} tasks expanded` : '';
+  return `shape: ${grouped.toLocaleString('en')} tasks in ${groupsText} by ${by}${expandedText}`;
 }
 
 /** The tasks what is shown stands for: a group counts its tasks. */

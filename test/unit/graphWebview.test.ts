@@ -719,7 +719,7 @@ describe('the graph webview, rendered in a DOM', () => {
     page.send({ type: 'graph', graph: packGraph(graph), stale: false });
     await page.frame();
     assert.deepEqual([page.drawn().view, page.drawn().groups, page.drawn().tasks], ['shape', '10', '1000']);
-    assert.match(status(page), /shape: 10 groups of 1000 tasks by id prefix/);
+    assert.match(status(page), /shape: 1,000 tasks in 10 groups by id prefix/);
     const select = page.document.getElementById('shape') as HTMLSelectElement;
     assert.equal(select.value, 'shape prefix', 'the toolbar says what is shown');
     const labels = page.drawnTexts.flatMap((text, k) => (text.startsWith('task_') ? [[text, page.textSizes[k]]] : []));
@@ -754,7 +754,7 @@ describe('the graph webview, rendered in a DOM', () => {
     page.pointer('pointerup', column, 3);
     await page.frame();
     assert.deepEqual([page.drawn().groups, page.drawn().expanded, page.drawn().tasks], ['9', '1', '1000']);
-    assert.match(status(page), /shape: 9 groups of 900 tasks by id prefix, 100 tasks expanded/);
+    assert.match(status(page), /shape: 900 tasks in 9 groups by id prefix, 100 tasks expanded/);
     assert.deepEqual(page.posted, [{ type: 'ready' }], 'a group is expanded, not revealed');
 
     page.press('s');
@@ -767,7 +767,7 @@ describe('the graph webview, rendered in a DOM', () => {
     select.dispatchEvent(new page.window.Event('change'));
     await page.frame();
     assert.deepEqual([page.drawn().view, page.drawn().groupBy, page.drawn().expanded], ['shape', 'capability', '0']);
-    assert.match(status(page), /shape: 10 groups of 1000 tasks by capability/);
+    assert.match(status(page), /shape: 1,000 tasks in 10 groups by capability/);
     assertNothingInterpreted(page);
   });
 });
