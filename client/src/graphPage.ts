@@ -1,5 +1,6 @@
 // The graph webview's page and the messages between it and the extension. No `vscode` import: the page script and
 // the unit tests use this file too.
+import { BOX_HEIGHT, BOX_WIDTH } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/runMessages';
 import type { TaskState } from '../../server/src/protocol/report';
 
@@ -86,11 +87,15 @@ export interface PackedGraph {
     readonly width: number;
     readonly height: number;
     /**
-     * In single precision: half the bytes of a 10,000-task graph's 2 MB of coordinates (whole numbers but a self-loop's
-     * thirds of a box, drawn within a thousandth of a pixel).
+     * Coordinates in single precision, half the bytes (whole numbers but a self-loop's thirds of a box, drawn within a
+     * thousandth of a pixel): the graph's message crosses VS Code's webview relay, which took 0.3-0.75 s for 1.4 MB.
      */
     readonly boxes: Float32Array;
-    /** All routes' points one after another; route e is routePoints[routeStarts[e]] up to routeStarts[e + 1]. */
+    /**
+     * All routes' points one after another; route e is routePoints[routeStarts[e]] up to routeStarts[e + 1]. A route
+     * with no points is the straight line from the middle of its source box's bottom to the middle of its target
+     * box's top (an edge to the next layer down, most of them: in a 10,000-task DAG of layers, every one): not sent.
+     */
     readonly routePoints: Float32Array;
     readonly routeStarts: Uint32Array;
     readonly missing: readonly string[];
@@ -102,6 +107,21 @@ export interface PackedGraph {
 const EDGE_CYCLE = 1;
 const EDGE_DANGLING = 2;
 const EDGE_STREAM = 4;
+
+/** The straight route from the middle of box `from`'s bottom to the middle of box `to`'s top. */
+function straightRoute(boxes: ArrayLike<number>, from: number, to: number): number[] {
+  return [
+    boxes[2 * from]! + BOX_WIDTH / 2,
+    boxes[2 * from + 1]! + BOX_HEIGHT,
+    boxes[2 * to]! + BOX_WIDTH / 2,
+    boxes[2 * to + 1]!,
+  ];
+}
+
+function isStraight(route: readonly number[], boxes: ArrayLike<number>, from: number, to: number): boolean {
+  if (route.length !== 4 || 2 * Math.max(from, to) + 1 >= boxes.length) return false;
+  return straightRoute(boxes, from, to).every((value, k) => value === route[k]);
+}
 
 export function packGraph({ parsed, dagId, nodes, edges, layout, criticalPath }: DagGraph): PackedGraph {
   const names = nodes.map(({ id }) => id);
@@ -121,10 +141,14 @@ export function packGraph({ parsed, dagId, nodes, edges, layout, criticalPath }:
   });
   let routes: PackedGraph['layout'];
   if (layout !== undefined) {
-    const routeStarts = new Uint32Array(layout.routes.length + 1);
-    layout.routes.forEach((route, e) => (routeStarts[e + 1] = routeStarts[e]! + route.length));
-    const routePoints = new Float32Array(routeStarts[layout.routes.length]!);
-    layout.routes.forEach((route, e) => routePoints.set(route, routeStarts[e]));
+    // The layout's boxes are the tasks' then the missing ids', as `names` (both in order of first mention).
+    const straight = (e: number): boolean =>
+      isStraight(layout.routes[e]!, layout.boxes, edgeEnds[2 * e]!, edgeEnds[2 * e + 1]!);
+    const sent = layout.routes.map((route, e) => (straight(e) ? [] : route));
+    const routeStarts = new Uint32Array(sent.length + 1);
+    sent.forEach((route, e) => (routeStarts[e + 1] = routeStarts[e]! + route.length));
+    const routePoints = new Float32Array(routeStarts[sent.length]!);
+    sent.forEach((route, e) => routePoints.set(route, routeStarts[e]));
     const { width, height, boxes, missing } = layout;
     routes = { width, height, boxes: Float32Array.from(boxes), routePoints, routeStarts, missing };
   }
@@ -165,7 +189,9 @@ export function unpackGraph(packed: PackedGraph): DagGraph {
         height: layout.height,
         boxes: Array.from(layout.boxes),
         routes: Array.from(layout.routeStarts.subarray(1), (end, e) =>
-          Array.from(layout.routePoints.subarray(layout.routeStarts[e], end)),
+          end === layout.routeStarts[e]
+            ? straightRoute(layout.boxes, edgeEnds[2 * e]!, edgeEnds[2 * e + 1]!)
+            : Array.from(layout.routePoints.subarray(layout.routeStarts[e], end)),
         ),
         missing: layout.missing,
       },

@@ -73,6 +73,11 @@ describe('the graph webview page', () => {
     };
     const packed = packGraph(graph);
     assert.deepEqual(packed.names, ['a', 'b', 'c <&>', 'ghost']);
+    // A straight route to the next layer down goes without its points; the upward one closing the cycle and the
+    // self-loop go with theirs.
+    const { routeStarts } = packed.layout!;
+    const sentRoutes = Array.from(routeStarts.subarray(1), (end, e) => end > routeStarts[e]!);
+    assert.deepEqual(sentRoutes, [false, false, true, false, true]);
     // Coordinates travel in single precision: a self-loop's thirds of a box come back within a thousandth.
     const rounded = (value: unknown): unknown =>
       JSON.parse(JSON.stringify(value), (_, item: unknown) =>
