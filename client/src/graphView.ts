@@ -53,9 +53,9 @@ class GraphPanel {
 
   /**
    * Asks the server for the graph and shows it, or keeps the last good one while the text does not parse. The first
-   * graph comes at once, with its critical path when the text's plan is made already, else the critical path follows
-   * once planned (a 10,000-task DAG's plan takes most of a second, which the first drawing does not wait for); a
-   * changed text's graph comes with its plan's.
+   * graph comes at once, with its plan's critical path when the text's plan is made already, else its longest chain,
+   * and the plan's follows (a 10,000-task DAG's plan takes most of a second, which the first drawing does not wait
+   * for); a changed text's graph comes with its plan's.
    */
   async refresh(): Promise<void> {
     const first = this.graph === undefined;
@@ -64,7 +64,7 @@ class GraphPanel {
     this.show(graph);
     const editor = this.shownEditor();
     if (editor !== undefined) await this.followCursor(editor);
-    if (!first || !graph.parsed || graph.criticalPath !== undefined) return;
+    if (!first || !graph.parsed) return;
     const planned = await this.requestGraph(true);
     if (planned !== undefined) this.show(planned);
   }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ErrorCodes, ResponseError } from 'vscode-jsonrpc';
-import { type DagGraph, GRAPH_REQUEST } from '../../server/src/protocol/runMessages';
+import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/runMessages';
 import { DIAMOND, diamondWith } from '../support/diamond';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 
@@ -21,15 +21,26 @@ describe('acmp/graph over stdio', () => {
   });
   after(() => session.stop());
 
-  async function graphOf(text: string): Promise<DagGraph> {
+  async function graphOf(text: string, params: Omit<GraphParams, 'uri'> = {}): Promise<DagGraph> {
     const uri = `file:///graph-${++counter}.acmp-dag.json`;
     await session.open(uri, text);
     try {
-      return await session.connection.sendRequest<DagGraph>(GRAPH_REQUEST, { uri });
+      return await session.connection.sendRequest<DagGraph>(GRAPH_REQUEST, { uri, ...params });
     } finally {
       await session.close(uri);
     }
   }
+
+  test('without waiting for the plan, the critical path is a longest chain of the tasks', async () => {
+    const chain = (ids: string[]): string =>
+      JSON.stringify({
+        dag_id: 'dag_chain',
+        tasks: ids.map((id) => ({ task_id: id, capability: 'echo', input: { type: 'text', data: id } })),
+        edges: ids.slice(1).map((id, n) => ({ from: ids[n], to: id })),
+      });
+    const graph = await graphOf(chain(['task_a', 'task_b', 'task_c']), { waitForPlan: false });
+    assert.deepEqual(graph.criticalPath?.taskIds, ['task_a', 'task_b', 'task_c']);
+  });
 
   test('the tasks with their capabilities and task_id positions, and the edges', async () => {
     const graph = await graphOf(DIAMOND);

@@ -55,6 +55,12 @@ function criticalPathOf(plan: DagPlan, analysis: DagAnalysis): DagGraph['critica
     : { taskIds, by: 'depth' };
 }
 
+/** Until the plan is made: the longest chain of tasks (by depth). None while the graph has a cycle. */
+function longestChainOf(analysis: DagAnalysis): DagGraph['criticalPath'] {
+  const { depth, longestPath } = dagIndex(analysis.model).figures();
+  return depth === undefined || longestPath.length === 0 ? undefined : { taskIds: longestPath, by: 'depth' };
+}
+
 /**
  * The graphs laid out, by the analysis they are of: a view asks for the same text's graph again (without, then with
  * its critical path; a second view), and laying out 10,000 tasks takes a third of a second.
@@ -81,7 +87,11 @@ export const graphFeature: Feature = {
         if (open === undefined) return new ResponseError(ErrorCodes.InvalidParams, `The document ${uri} is not open.`);
         const graph = graphOf(open.document, open.analysis, layout === true);
         const criticalPath =
-          planned?.analysis === open.analysis ? criticalPathOf(planned.plan, open.analysis) : undefined;
+          planned?.analysis === open.analysis
+            ? criticalPathOf(planned.plan, open.analysis)
+            : waitForPlan
+              ? undefined
+              : longestChainOf(open.analysis);
         return criticalPath === undefined ? graph : { ...graph, criticalPath };
       },
     );
