@@ -18,6 +18,11 @@ export const STATE_CODES: readonly (ShownState | undefined)[] = [
   'cached',
 ];
 
+/** Each state's number in STATE_CODES. */
+export const STATE_CODE = Object.fromEntries(
+  SHOWN_STATES.map((state) => [state, STATE_CODES.indexOf(state)]),
+) as Readonly<Record<ShownState, number>>;
+
 /** How a task of a run is drawn. */
 export const shownState = (task: { readonly state: TaskState; readonly cached?: unknown }): ShownState =>
   task.cached === undefined ? task.state : 'cached';

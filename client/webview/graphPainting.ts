@@ -8,7 +8,7 @@ import { type Palette, rgbOf } from './graphPalette';
 import { unpainted } from './graphRunStates';
 import { paintEdgeCounts, paintGroupProgress, paintShapeEdges } from './graphShapePainting';
 import { shapeAttributes, tasksShown } from './graphShapeView';
-import { type Context, type GraphState, type Shown, stateOf } from './graphState';
+import { type Context, type GraphState, type Shown, type WorldRect, edgeCrosses, stateOf } from './graphState';
 
 /** Below this scale edges have no arrowheads and stream_eligible edges no double line. */
 const ARROW_SCALE = 0.3;
@@ -49,13 +49,6 @@ const STATE_GLYPH: Record<ShownState, string> = {
   failed: '✕',
   cancelled: '⊘',
 };
-
-interface WorldRect {
-  readonly left: number;
-  readonly top: number;
-  readonly right: number;
-  readonly bottom: number;
-}
 
 /**
  * Asks for a frame: the next animation frame, or, where none comes within FRAME_TIMEOUT_MS, a timer's. A worker's
@@ -114,7 +107,7 @@ function elided(s: GraphState, target: Context, n: number, line: 0 | 1, room: nu
 }
 
 /** Traces the routes of edges, with an arrowhead `arrow` world units long along the last segment of each when asked. */
-function trace(s: GraphState, target: Context, list: readonly number[], arrow = 0): void {
+export function trace(s: GraphState, target: Context, list: readonly number[], arrow = 0): void {
   const { routes } = s.shown!.layout;
   target.beginPath();
   for (const e of list) {
@@ -205,14 +198,12 @@ function paintCriticalRings(s: GraphState, target: Context, visible: readonly nu
 function paintEdges(s: GraphState, target: Context, scale: number, rect: WorldRect): void {
   const pixel = 1 / scale;
   const { palette } = s;
-  const { edges, edgeBounds } = s.shown!;
-  const { criticalEdges } = s.shown!;
+  const shown = s.shown!;
+  const { edges, criticalEdges } = shown;
   const kinds = { plain: [] as number[], critical: [] as number[], cycle: [] as number[], dangling: [] as number[] };
   const streams: number[] = [];
   edges.forEach((edge, e) => {
-    const b = 4 * e;
-    if (edgeBounds[b]! > rect.right || edgeBounds[b + 2]! < rect.left) return;
-    if (edgeBounds[b + 1]! > rect.bottom || edgeBounds[b + 3]! < rect.top) return;
+    if (!edgeCrosses(shown, e, rect)) return;
     const kind = edge.cycle ? 'cycle' : edge.dangling ? 'dangling' : criticalEdges[e] === 1 ? 'critical' : 'plain';
     kinds[kind].push(e);
     if (edge.streamEligible) streams.push(e);

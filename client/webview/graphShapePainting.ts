@@ -2,10 +2,10 @@
 // between groups as wide as the log of the task edges they stand for, with that count beside them where there is
 // room, and each group's progress during a run, a bar of its tasks' states by colour.
 import { BOX_HEIGHT, BOX_WIDTH, LAYER_GAP } from '../../server/src/dag/layout';
-import { STATE_CODES } from '../src/graphPage';
-import { MIN_TEXT_PX } from './graphPainting';
+import { STATE_CODE } from '../src/graphPage';
+import { MIN_TEXT_PX, trace } from './graphPainting';
 import { isGroupEnd } from './graphShapeView';
-import type { Context, GraphState } from './graphState';
+import { type Context, type GraphState, type WorldRect, edgeCrosses } from './graphState';
 
 /** An edge of one task edge is this wide (CSS pixels); each tenfold more adds EDGE_PX_PER_DECADE. */
 const EDGE_MIN_PX = 1;
@@ -17,15 +17,8 @@ const BAR_INSET = 6;
 /** The states a bar shows, in its order left to right: what is done first. */
 const BAR_STATES = (['completed', 'cached', 'failed', 'cancelled', 'running', 'pending'] as const).map((state) => ({
   state,
-  code: STATE_CODES.indexOf(state),
+  code: STATE_CODE[state],
 }));
-
-interface WorldRect {
-  readonly left: number;
-  readonly top: number;
-  readonly right: number;
-  readonly bottom: number;
-}
 
 /** The width in CSS pixels of an edge standing for `count` task edges. */
 export function edgeWidthPx(count: number): number {
@@ -35,20 +28,13 @@ export function edgeWidthPx(count: number): number {
 /** Strokes the shape's edges in `rect` by their counts, on a context transformed to `scale`; under the boxes. */
 export function paintShapeEdges(s: GraphState, target: Context, scale: number, rect: WorldRect): void {
   const shown = s.shown!;
-  const { edgeCounts, edgeBounds, criticalEdges, edges } = shown;
+  const { edgeCounts, criticalEdges, edges } = shown;
   if (edgeCounts === undefined) return;
   const pixel = 1 / scale;
-  const { routes } = shown.layout;
   target.lineCap = 'round';
   edgeCounts.forEach((count, e) => {
-    if (count < 2 || edges[e]!.cycle || edges[e]!.dangling) return;
-    const b = 4 * e;
-    if (edgeBounds[b]! > rect.right || edgeBounds[b + 2]! < rect.left) return;
-    if (edgeBounds[b + 1]! > rect.bottom || edgeBounds[b + 3]! < rect.top) return;
-    const route = routes[e]!;
-    target.beginPath();
-    target.moveTo(route[0]!, route[1]!);
-    for (let p = 2; p < route.length; p += 2) target.lineTo(route[p]!, route[p + 1]!);
+    if (count < 2 || edges[e]!.cycle || edges[e]!.dangling || !edgeCrosses(shown, e, rect)) return;
+    trace(s, target, [e]);
     target.strokeStyle = criticalEdges[e] === 1 ? s.palette.critical : s.palette.edge;
     target.lineWidth = edgeWidthPx(count) * pixel;
     target.stroke();

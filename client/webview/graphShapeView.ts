@@ -2,7 +2,7 @@
 // into groups (graphShape.ts), laid out like the tasks, with each group's task count and run progress; a click on a
 // group expands it into its tasks in place. The user's choice of the shape or the tasks sticks.
 import { BOX_HEIGHT, BOX_WIDTH, LAYER_GAP, layeredLayout } from '../../server/src/dag/layout';
-import { STATE_CODES } from '../src/graphPage';
+import { STATE_CODE, STATE_CODES } from '../src/graphPage';
 import { shownChanged } from './graphRunStates';
 import {
   type GroupBy,
@@ -26,12 +26,14 @@ const SHAPE_BELOW_BOX_PX = 60;
 const LEGIBLE_SCALE = 0.4;
 const BANDED_SCALE = 0.5;
 const LAYER_STEP = BOX_HEIGHT + LAYER_GAP;
-const PENDING = STATE_CODES.indexOf('pending');
-const RUNNING = STATE_CODES.indexOf('running');
-const COMPLETED = STATE_CODES.indexOf('completed');
-const CACHED = STATE_CODES.indexOf('cached');
-const FAILED = STATE_CODES.indexOf('failed');
-const CANCELLED = STATE_CODES.indexOf('cancelled');
+const {
+  pending: PENDING,
+  running: RUNNING,
+  completed: COMPLETED,
+  cached: CACHED,
+  failed: FAILED,
+  cancelled: CANCELLED,
+} = STATE_CODE;
 
 /**
  * How an edge of the shape names a group at its end: by no box's label (a group's is not unique, and names no task),

@@ -33,6 +33,26 @@ export interface Shown {
 }
 
 /** A box of the shape view that stands for a group of tasks. */
+/** A rectangle of the graph's plane (world coordinates): what a frame or a level of the image paints. */
+export interface WorldRect {
+  readonly left: number;
+  readonly top: number;
+  readonly right: number;
+  readonly bottom: number;
+}
+
+/** Whether edge e's route, by its bounding box, may cross `rect`. */
+export function edgeCrosses(shown: Shown, e: number, rect: WorldRect): boolean {
+  const { edgeBounds } = shown;
+  const b = 4 * e;
+  return !(
+    edgeBounds[b]! > rect.right ||
+    edgeBounds[b + 2]! < rect.left ||
+    edgeBounds[b + 1]! > rect.bottom ||
+    edgeBounds[b + 3]! < rect.top
+  );
+}
+
 export interface ShownGroup {
   /** What expands it (TaskGroup.id). */
   readonly id: string;

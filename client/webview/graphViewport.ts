@@ -2,7 +2,7 @@
 // the neighbourhood of the cursor's task), the box under the pointer and the selected task, and the status line.
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/runMessages';
-import { STATE_CODES } from '../src/graphPage';
+import { STATE_CODE } from '../src/graphPage';
 import { formatDuration } from '../src/runText';
 import { requestFrame } from './graphPainting';
 import { shownChanged } from './graphRunStates';
@@ -14,7 +14,7 @@ const MAX_SCALE = 4;
 export const FIT_MARGIN = 24;
 /** Focus mode's fit: boxes at least this scale, where each shows its id (60 px wide; graphPainting.ts labelLook). */
 const FOCUS_MIN_SCALE = 0.3;
-const [PENDING, RUNNING] = [STATE_CODES.indexOf('pending'), STATE_CODES.indexOf('running')];
+const { pending: PENDING, running: RUNNING } = STATE_CODE;
 
 // ---- The view transform.
 
