@@ -95,6 +95,11 @@ export class DagIndex {
     return this.neighbours(task, this.readings().readers);
   }
 
+  /** The tasks `task`'s input reads, each once, in file order. */
+  readBy(task: TaskDeclaration): TaskDeclaration[] {
+    return this.neighbours(task, this.readings().read);
+  }
+
   /**
    * Successors and predecessors by graph node (a task's position in `model.tasks`), over the edges whose both ends
    * name a task; a repeated edge is there as often as it is written.

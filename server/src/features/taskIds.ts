@@ -67,13 +67,8 @@ export function rankTaskIds(model: DagModel, site: IdSite): TaskIdRanking {
         if (far === editedNode) editedNode = undefined;
         else joined.add(far);
       }
-      if (site.end === 'to') for (const reader of index.readers(self)) lacking.add(index.nodeOf(reader)!);
-      else {
-        for (let k = 0; k < self.referenceCount; k++) {
-          const read = model.taskById.get(self.referencedId(k));
-          if (read !== undefined) lacking.add(index.nodeOf(read)!);
-        }
-      }
+      const reading = site.end === 'to' ? index.readers(self) : index.readBy(self);
+      for (const task of reading) lacking.add(index.nodeOf(task)!);
     }
   } else {
     self = site.task.duplicateOf ?? site.task;
