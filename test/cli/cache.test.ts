@@ -54,9 +54,13 @@ function writeJson(name: string, value: unknown): string {
 /** A store folder of its own. */
 const newStore = (): string => mkdtempSync(join(scratch, 'store-'));
 
-/** The invokes the provider received so far, every send counted. */
+/**
+ * The invokes the provider received so far, every send counted. Asked once more when the first ask fails: fetch can
+ * reuse a kept-alive connection just as the provider's server closes it for idleness ("other side closed").
+ */
 async function invokesSoFar(): Promise<number> {
-  const counts = (await (await fetch(`${control}/counts`)).json()) as Counts;
+  const ask = (): Promise<Response> => fetch(`${control}/counts`);
+  const counts = (await (await ask().catch(ask)).json()) as Counts;
   return Object.values(counts.invokes).reduce((sum, count) => sum + count, 0);
 }
 
