@@ -77,6 +77,7 @@ export function taskIndexes(graph: DagGraph): ReadonlyMap<string, number> {
  * the page in code-server, most of the time to its first drawing.
  */
 export interface PackedGraph {
+  readonly version: number;
   readonly parsed: boolean;
   readonly dagId: string | undefined;
   /** The tasks' ids (as many as `capabilities`), then the other ids edges name. */
@@ -128,7 +129,7 @@ function isStraight(route: readonly number[], boxes: ArrayLike<number>, from: nu
   return straightRoute(boxes, from, to).every((value, k) => value === route[k]);
 }
 
-export function packGraph({ parsed, dagId, nodes, edges, layout, criticalPath }: DagGraph): PackedGraph {
+export function packGraph({ version, parsed, dagId, nodes, edges, layout, criticalPath }: DagGraph): PackedGraph {
   const names = nodes.map(({ id }) => id);
   const indexOf = new Map(names.map((name, n) => [name, n]));
   const index = (name: string): number => {
@@ -158,6 +159,7 @@ export function packGraph({ parsed, dagId, nodes, edges, layout, criticalPath }:
     routes = { width, height, boxes: Float32Array.from(boxes), routePoints, routeStarts, missing };
   }
   return {
+    version,
     parsed,
     dagId,
     names,
@@ -173,6 +175,7 @@ export function packGraph({ parsed, dagId, nodes, edges, layout, criticalPath }:
 export function unpackGraph(packed: PackedGraph): DagGraph {
   const { names, edgeEnds, edgeFlags, positions, layout } = packed;
   return {
+    version: packed.version,
     parsed: packed.parsed,
     dagId: packed.dagId,
     nodes: packed.capabilities.map((capability, n) => ({
@@ -205,6 +208,43 @@ export function unpackGraph(packed: PackedGraph): DagGraph {
   };
 }
 
+/** Whether two critical paths are the same path, found the same way. */
+export const sameCriticalPath = (a: DagGraph['criticalPath'], b: DagGraph['criticalPath']): boolean =>
+  a === b ||
+  (a !== undefined &&
+    b !== undefined &&
+    a.by === b.by &&
+    a.latencyMs === b.latencyMs &&
+    a.unknownLatency === b.unknownLatency &&
+    a.taskIds.length === b.taskIds.length &&
+    a.taskIds.every((id, k) => id === b.taskIds[k]));
+
+/**
+ * Whether two graphs are drawn alike: the same tasks (ids and capabilities), edges and critical path. An edit that
+ * only moved text (a task's position) changes nothing drawn. Compared in place: as JSON, a 10,000-task graph took the
+ * extension host 70 ms.
+ */
+export function drawnAlike(a: DagGraph, b: DagGraph): boolean {
+  return (
+    a.parsed === b.parsed &&
+    a.dagId === b.dagId &&
+    a.nodes.length === b.nodes.length &&
+    a.edges.length === b.edges.length &&
+    a.nodes.every((node, n) => node.id === b.nodes[n]!.id && node.capability === b.nodes[n]!.capability) &&
+    a.edges.every((edge, e) => {
+      const other = b.edges[e]!;
+      return (
+        edge.from === other.from &&
+        edge.to === other.to &&
+        edge.cycle === other.cycle &&
+        edge.dangling === other.dangling &&
+        edge.streamEligible === other.streamEligible
+      );
+    }) &&
+    sameCriticalPath(a.criticalPath, b.criticalPath)
+  );
+}
+
 /** What the extension tells the page. */
 export type ToGraphPage =
   /** `stale`: the text does not parse now, and this is the last graph that did. The graph carries its layout. */
@@ -221,10 +261,16 @@ export type ToGraphPage =
       readonly running: boolean;
     }
   /** The task whose object holds the editor's cursor. */
-  | { readonly type: 'cursor'; readonly taskId: string | undefined };
+  | { readonly type: 'cursor'; readonly taskId: string | undefined }
+  /** The plan's critical path of the graph last posted, which came with another (its longest chain, by depth). */
+  | { readonly type: 'criticalPath'; readonly criticalPath: DagGraph['criticalPath'] };
 
-/** What the page tells the extension: it is loaded (and needs everything), or a task was clicked. */
-export type FromGraphPage = { readonly type: 'ready' } | { readonly type: 'reveal'; readonly taskId: string };
+/**
+ * What the page tells the extension: it is loaded (and needs everything), it drew its first frame of a graph (what
+ * can wait for it is asked for now), or a task was clicked.
+ */
+export type FromGraphPage =
+  { readonly type: 'ready' } | { readonly type: 'drawn' } | { readonly type: 'reveal'; readonly taskId: string };
 
 export interface GraphPageResources {
   /** The webview's `cspSource`: the only origin scripts and styles may come from. */

@@ -3,14 +3,23 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../../server/src/protocol/runMessages';
+import {
+  CRITICAL_PATH_REQUEST,
+  type CriticalPathParams,
+  type CriticalPathResult,
+  type DagGraph,
+  GRAPH_REQUEST,
+  type GraphParams,
+} from '../../server/src/protocol/runMessages';
 import {
   type FromGraphPage,
   type ShownState,
   StateChanges,
   type ToGraphPage,
+  drawnAlike,
   graphHtml,
   packGraph,
+  sameCriticalPath,
   shownState,
   taskIndexes,
 } from './graphPage';
@@ -27,8 +36,10 @@ class GraphPanel {
   /** The last graph of a text that parsed (or the first graph, when none has yet). */
   private graph: DagGraph | undefined;
   private stale = false;
-  /** What the page draws from the graph, to skip drawing again an edit that moved text but changed no task or edge. */
-  private drawnShape = '';
+  /** The graph the page was last sent and whether it was stale: an edit that changes nothing drawn is not sent. */
+  private drawn: { graph: DagGraph; stale: boolean } | undefined;
+  /** Whether the graph shown has its plan's critical path (the first came without waiting for the plan). */
+  private planned = false;
   /** The index of each task of the graph the page was last sent, by which its states are posted. */
   private postedTasks: ReadonlyMap<string, number> = new Map();
   /** The run states the page has been sent, and of which run. */
@@ -41,6 +52,8 @@ class GraphPanel {
   private closed = false;
   /** Whether the page has loaded: until then nothing is posted, since its `ready` asks for everything. */
   private pageReady = false;
+  /** Whether the page (since it last loaded) has drawn a graph. */
+  private pageHasDrawn = false;
 
   constructor(
     readonly uri: vscode.Uri,
@@ -53,20 +66,36 @@ class GraphPanel {
 
   /**
    * Asks the server for the graph and shows it, or keeps the last good one while the text does not parse. The first
-   * graph comes at once, with its plan's critical path when the text's plan is made already, else its longest chain,
-   * and the plan's follows (a 10,000-task DAG's plan takes most of a second, which the first drawing does not wait
-   * for); a changed text's graph comes with its plan's.
+   * graph comes at once, with its plan's critical path when the text's plan is made already, else its longest chain;
+   * the plan's follows once the page has drawn it (pageDrawn): a 10,000-task DAG's plan takes most of a second, which
+   * the first drawing neither waits for nor shares the machine with. A changed text's graph comes with its plan's.
    */
   async refresh(): Promise<void> {
     const first = this.graph === undefined;
     const graph = await this.requestGraph(!first);
     if (graph === undefined) return;
+    if (!first) this.planned = true;
     this.show(graph);
     const editor = this.shownEditor();
     if (editor !== undefined) await this.followCursor(editor);
-    if (!first || !graph.parsed) return;
-    const planned = await this.requestGraph(true);
-    if (planned !== undefined) this.show(planned);
+  }
+
+  /** The page drew its first frame of the graph: the cursor's task and the plan's critical path are asked for now. */
+  private async pageDrawn(): Promise<void> {
+    this.pageHasDrawn = true;
+    const editor = this.shownEditor();
+    if (editor !== undefined) await this.followCursor(editor);
+    const shown = this.graph;
+    if (this.planned || shown === undefined || !shown.parsed) return;
+    const params: CriticalPathParams = { uri: this.uri.toString() };
+    const { version, criticalPath } = await this.client.sendRequest<CriticalPathResult>(CRITICAL_PATH_REQUEST, params);
+    // A newer graph came meanwhile, with its own plan's.
+    if (this.closed || this.graph !== shown || version !== shown.version) return;
+    this.planned = true;
+    if (sameCriticalPath(criticalPath, shown.criticalPath)) return;
+    this.graph = { ...shown, criticalPath };
+    if (this.drawn?.graph === shown) this.drawn = { ...this.drawn, graph: this.graph };
+    this.post({ type: 'criticalPath', criticalPath });
   }
 
   private async requestGraph(waitForPlan: boolean): Promise<DagGraph | undefined> {
@@ -79,12 +108,10 @@ class GraphPanel {
   private show(graph: DagGraph): void {
     this.stale = !graph.parsed;
     if (graph.parsed || this.graph === undefined) this.graph = graph;
-    const { dagId, nodes, edges, criticalPath } = this.graph;
-    this.panel.title = `Graph: ${dagId ?? path.posix.basename(this.uri.path)}`;
-    const drawn = [dagId, nodes.map(({ id, capability }) => [id, capability]), edges, criticalPath, this.stale];
-    const shape = JSON.stringify(drawn);
-    if (shape !== this.drawnShape) {
-      this.drawnShape = shape;
+    this.panel.title = `Graph: ${this.graph.dagId ?? path.posix.basename(this.uri.path)}`;
+    const { drawn } = this;
+    if (drawn === undefined || drawn.stale !== this.stale || !drawnAlike(drawn.graph, this.graph)) {
+      this.drawn = { graph: this.graph, stale: this.stale };
       this.postGraph();
     }
   }
@@ -153,8 +180,8 @@ class GraphPanel {
 
   /** Marks the task whose object holds the cursor of an editor of the document. */
   async followCursor(editor: vscode.TextEditor): Promise<void> {
-    // The outline of a large DAG is a large answer: not asked for while the page is loading.
-    if (this.graph === undefined || !this.pageReady) return;
+    // The outline of a large DAG is a large answer: not asked for before the page has drawn the graph.
+    if (this.graph === undefined || !this.pageHasDrawn) return;
     const { version } = editor.document;
     if (this.outline?.version !== version) this.outline = { version, tasks: taskSymbols(this.client, this.uri) };
     const cursor = editor.selection.active;
@@ -174,18 +201,24 @@ class GraphPanel {
   }
 
   private received(message: FromGraphPage): void {
-    if (message.type === 'ready') {
-      // The page is new (opened, or shown again after being hidden): it needs everything.
-      this.pageReady = true;
-      if (this.graph !== undefined) this.postGraph();
-      else this.showStates(true);
-      this.post({ type: 'cursor', taskId: this.cursorTaskId });
-      const editor = this.shownEditor();
-      if (editor !== undefined) void this.followCursor(editor);
-    } else {
-      // The page has highlighted the task already: the cursor's move to it must not post it again.
-      this.cursorTaskId = message.taskId;
-      void this.reveal(message.taskId);
+    switch (message.type) {
+      case 'ready':
+        // The page is new (opened, or shown again after being hidden): it needs everything.
+        this.pageReady = true;
+        this.pageHasDrawn = false;
+        if (this.graph !== undefined) this.postGraph();
+        else this.showStates(true);
+        this.post({ type: 'cursor', taskId: this.cursorTaskId });
+        break;
+      case 'drawn':
+        // A failed request (the document closed meanwhile, the server restarting) leaves the graph as drawn.
+        void this.pageDrawn().catch(() => undefined);
+        break;
+      case 'reveal':
+        // The page has highlighted the task already: the cursor's move to it must not post it again.
+        this.cursorTaskId = message.taskId;
+        void this.reveal(message.taskId);
+        break;
     }
   }
 

@@ -191,7 +191,8 @@ export class Runner {
 
   /** Each task's capability for the tree (run events do not carry them), from the server's graph of the DAG. */
   private async capabilitiesOf(uri: Uri): Promise<ReadonlyMap<string, string>> {
-    const params: GraphParams = { uri: uri.toString() };
+    // No critical path: planning 10,000 tasks takes most of a second, which the run need not wait for.
+    const params: GraphParams = { uri: uri.toString(), waitForPlan: false };
     const graph = await this.client.sendRequest<DagGraph>(GRAPH_REQUEST, params).catch(() => undefined);
     return new Map(graph?.nodes.flatMap((node) => (node.capability === undefined ? [] : [[node.id, node.capability]])));
   }

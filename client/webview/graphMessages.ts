@@ -10,6 +10,7 @@
 // GraphState (graphState.ts); the view (graphView.ts), the run's states (graphRunStates.ts), the painting
 // (graphPainting.ts) and the zoomed-out image (graphCache.ts) are the others.
 import { layOutTasks } from '../../server/src/dag/layout';
+import type { DagGraph } from '../../server/src/protocol/runMessages';
 import { type ToGraphPage, unpackGraph } from '../src/graphPage';
 import { forgetStates, shownChanged, statesReceived } from './graphRunStates';
 import { looksChanged, recordFrames, requestFrame } from './graphPainting';
@@ -129,6 +130,11 @@ function receive(s: GraphState, message: ToGraphCanvas): void {
     case 'states':
       statesReceived(s, message);
       break;
+    case 'criticalPath':
+      if (s.graph === undefined) break;
+      graphShown(s, { ...s.graph, criticalPath: message.criticalPath });
+      show(s);
+      break;
     case 'cursor':
       s.currentTaskId = message.taskId;
       if (s.focusOn) show(s);
@@ -146,10 +152,19 @@ function receive(s: GraphState, message: ToGraphCanvas): void {
 function graphReceived(s: GraphState, message: Extract<ToGraphPage, { type: 'graph' }>): void {
   const first = s.whole === undefined;
   const graph = unpackGraph(message.graph);
-  s.graph = graph;
-  s.graphSummary = summaryOf(graph, message.stale);
+  s.stale = message.stale;
   // Its states follow, in its tasks' indexes.
   forgetStates(s, graph.nodes.length);
+  graphShown(s, graph);
+  s.firstDrawnAt = undefined;
+  if (first) fitView(s);
+  show(s);
+}
+
+/** Shows `graph`, a new one or the one shown with another critical path, as the view is: its states kept. */
+function graphShown(s: GraphState, graph: DagGraph): void {
+  s.graph = graph;
+  s.graphSummary = summaryOf(graph, s.stale);
   const ids = graph.nodes.map((node) => node.id);
   s.whole = shownOf(
     ids,
@@ -162,9 +177,6 @@ function graphReceived(s: GraphState, message: Extract<ToGraphPage, { type: 'gra
   shapeGraphChanged(s);
   if (s.focused === undefined) s.shown = unfocusedShown(s);
   shownChanged(s);
-  s.firstDrawnAt = undefined;
-  if (first) fitView(s);
-  show(s);
 }
 
 function inputReceived(s: GraphState, message: UserInput): void {

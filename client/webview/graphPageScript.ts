@@ -94,7 +94,10 @@ function fromCanvas(message: FromGraphCanvas): void {
         if (canvas.dataset[key] !== value) canvas.dataset[key] = value;
       }
       shownView(message.drawn);
-      if (canvas.dataset.phase === 'laying-out') showPhase('drawn', '');
+      if (canvas.dataset.phase === 'laying-out') {
+        showPhase('drawn', '');
+        page.postMessage({ type: 'drawn' });
+      }
       break;
     case 'status':
       status.textContent = message.text;

@@ -6,7 +6,7 @@ import type { ShownState } from '../src/graphPage';
 import { CACHE_COLUMN, currentLevel, newCanvas, paintCache } from './graphCache';
 import { type Palette, rgbOf } from './graphPalette';
 import { unpainted } from './graphRunStates';
-import { paintEdgeCounts, paintGroupProgress, paintShapeEdges } from './graphShapePainting';
+import { paintEdgeCounts, paintGroupProgress, paintShapeEdges, strokedByCount } from './graphShapePainting';
 import { shapeAttributes, tasksShown } from './graphShapeView';
 import { type Context, type GraphState, type Shown, type WorldRect, edgeCrosses, stateOf } from './graphState';
 
@@ -194,7 +194,10 @@ function paintCriticalRings(s: GraphState, target: Context, visible: readonly nu
   target.stroke();
 }
 
-/** Paints the edges whose routes cross `rect` (world coordinates) on a context transformed to `scale`. */
+/**
+ * Paints the edges whose routes cross `rect` (world coordinates) on a context transformed to `scale`, but the shape's
+ * that paintShapeEdges strokes by their counts.
+ */
 function paintEdges(s: GraphState, target: Context, scale: number, rect: WorldRect): void {
   const pixel = 1 / scale;
   const { palette } = s;
@@ -203,7 +206,7 @@ function paintEdges(s: GraphState, target: Context, scale: number, rect: WorldRe
   const kinds = { plain: [] as number[], critical: [] as number[], cycle: [] as number[], dangling: [] as number[] };
   const streams: number[] = [];
   edges.forEach((edge, e) => {
-    if (!edgeCrosses(shown, e, rect)) return;
+    if (strokedByCount(shown, e) || !edgeCrosses(shown, e, rect)) return;
     const kind = edge.cycle ? 'cycle' : edge.dangling ? 'dangling' : criticalEdges[e] === 1 ? 'critical' : 'plain';
     kinds[kind].push(e);
     if (edge.streamEligible) streams.push(e);

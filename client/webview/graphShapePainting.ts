@@ -5,7 +5,7 @@ import { BOX_HEIGHT, BOX_WIDTH, LAYER_GAP } from '../../server/src/dag/layout';
 import { STATE_CODE } from '../src/graphPage';
 import { MIN_TEXT_PX, trace } from './graphPainting';
 import { isGroupEnd } from './graphShapeView';
-import { type Context, type GraphState, type WorldRect, edgeCrosses } from './graphState';
+import { type Context, type GraphState, type Shown, type WorldRect, edgeCrosses } from './graphState';
 
 /** An edge of one task edge is this wide (CSS pixels); each tenfold more adds EDGE_PX_PER_DECADE. */
 const EDGE_MIN_PX = 1;
@@ -25,15 +25,21 @@ export function edgeWidthPx(count: number): number {
   return EDGE_MIN_PX + EDGE_PX_PER_DECADE * Math.log10(Math.max(1, count));
 }
 
+/** Whether edge e of what is shown stands for task edges enough to be stroked by its count (paintShapeEdges). */
+export function strokedByCount(shown: Shown, e: number): boolean {
+  const count = shown.edgeCounts?.[e] ?? 0;
+  return count >= 2 && !shown.edges[e]!.cycle && !shown.edges[e]!.dangling;
+}
+
 /** Strokes the shape's edges in `rect` by their counts, on a context transformed to `scale`; under the boxes. */
 export function paintShapeEdges(s: GraphState, target: Context, scale: number, rect: WorldRect): void {
   const shown = s.shown!;
-  const { edgeCounts, criticalEdges, edges } = shown;
+  const { edgeCounts, criticalEdges } = shown;
   if (edgeCounts === undefined) return;
   const pixel = 1 / scale;
   target.lineCap = 'round';
   edgeCounts.forEach((count, e) => {
-    if (count < 2 || edges[e]!.cycle || edges[e]!.dangling || !edgeCrosses(shown, e, rect)) return;
+    if (!strokedByCount(shown, e) || !edgeCrosses(shown, e, rect)) return;
     trace(s, target, [e]);
     target.strokeStyle = criticalEdges[e] === 1 ? s.palette.critical : s.palette.edge;
     target.lineWidth = edgeWidthPx(count) * pixel;

@@ -142,6 +142,8 @@ export class GraphState {
 
   // ---- The graph and what of it is shown.
   graph: DagGraph | undefined;
+  /** Whether the graph is the last that parsed of a text that does not parse now. */
+  stale = false;
   graphSummary = '';
   whole: Shown | undefined;
   shown: Shown | undefined;

@@ -63,7 +63,7 @@ async function benchSize(size: number): Promise<void> {
     const posted = await page.evaluate('performance.timeOrigin + performance.now()');
     await page.evaluate(
       (packed) => window.postMessage({ type: 'graph', graph: packed, stale: false }, '*'),
-      packGraph(graph),
+      packGraph({ ...graph, version: 1 }),
     );
     const figures = await measureGraph(page, posted as number);
     console.log(`the drawing runs ${(await drawsInWorker(page)) ? 'in a worker' : 'in the page'}`);

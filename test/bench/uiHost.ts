@@ -62,7 +62,7 @@ async function measuredOpen(folder: vscode.Uri, size: number, asDag: boolean): P
 
 /**
  * With ACMP_BENCH_PROFILE=DIR (test/e2e/cpuProfiler.ts profiles the window), a CPU profile of this extension host
- * during `work` too, as DIR/host-NAME.cpuprofile: the extension's share of a run.
+ * during `work` too, as DIR/host-NAME.cpuprofile: the extension's share of a run, or of a graph's first drawing.
  */
 async function profiledHost<T>(name: string, work: () => Promise<T>): Promise<T> {
   const folder = process.env.ACMP_BENCH_PROFILE;
@@ -95,7 +95,9 @@ export async function run(): Promise<void> {
   for (const size of sizes) {
     const uri = vscode.Uri.joinPath(folder, benchDagFile(size));
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await askRunner('graph-figures', { size, since: await showGraphOfOpenedFile(uri) });
+    await profiledHost(`graph-${size}`, async () =>
+      askRunner('graph-figures', { size, since: await showGraphOfOpenedFile(uri) }),
+    );
     await askRunner('cpu-profile-stop', { name: `graph-${size}` });
     for (const graph of [false, true]) {
       const { runMs, finalAfterMs, probes, cpuMs } = await profiledHost(`${size}-${graph ? 'graph' : 'no-graph'}`, () =>

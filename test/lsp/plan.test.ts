@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import type { CodeLens, Hover, MarkupContent } from 'vscode-languageserver-types';
-import { type DagGraph, GRAPH_REQUEST, PLAN_REQUEST, type PlanResult } from '../../server/src/protocol/runMessages';
+import {
+  CRITICAL_PATH_REQUEST,
+  type CriticalPathResult,
+  type DagGraph,
+  GRAPH_REQUEST,
+  PLAN_REQUEST,
+  type PlanResult,
+} from '../../server/src/protocol/runMessages';
 import { type LspSession, startLspSession } from '../support/lspHarness';
 
 const ENV = { ACMP_DAG_CACHE_DIR: mkdtempSync(join(tmpdir(), 'acmp-plan-cache-')) };
@@ -160,6 +167,19 @@ describe('the plan in the editor', () => {
   test('acmp/graph carries the critical path for the graph view to highlight', async () => {
     const graph = await session.connection.sendRequest<DagGraph>(GRAPH_REQUEST, { uri });
     assert.deepEqual(graph.criticalPath, {
+      taskIds: ['task_sum', 'task_fr'],
+      by: 'latency',
+      latencyMs: 1500,
+      unknownLatency: 1,
+    });
+  });
+
+  test("acmp/criticalPath answers the plan's critical path, of the document version acmp/graph answered", async () => {
+    const graph = await session.connection.sendRequest<DagGraph>(GRAPH_REQUEST, { uri, waitForPlan: false });
+    const answer = await session.connection.sendRequest<CriticalPathResult>(CRITICAL_PATH_REQUEST, { uri });
+    assert.ok(Number.isInteger(graph.version), `a version: ${graph.version}`);
+    assert.equal(answer.version, graph.version);
+    assert.deepEqual(answer.criticalPath, {
       taskIds: ['task_sum', 'task_fr'],
       by: 'latency',
       latencyMs: 1500,

@@ -1,7 +1,7 @@
 // The graph webview's page: a strict Content-Security-Policy, no inline script or style, nothing from the network.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { graphHtml, packGraph, unpackGraph } from '../../client/src/graphPage';
+import { drawnAlike, graphHtml, packGraph, unpackGraph } from '../../client/src/graphPage';
 import { layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/runMessages';
 
@@ -64,6 +64,7 @@ describe('the graph webview page', () => {
     ];
     const ids = nodes.map(({ id }) => id);
     const graph: DagGraph = {
+      version: 3,
       parsed: true,
       dagId: 'dag_x',
       nodes,
@@ -84,7 +85,34 @@ describe('the graph webview page', () => {
         typeof item === 'number' ? Math.round(item * 100) / 100 : item,
       );
     assert.deepEqual(rounded(unpackGraph(structuredClone(packed))), rounded(graph));
-    const withoutLayout: DagGraph = { parsed: false, dagId: undefined, nodes, edges };
+    const withoutLayout: DagGraph = { version: 4, parsed: false, dagId: undefined, nodes, edges };
     assert.deepEqual(unpackGraph(structuredClone(packGraph(withoutLayout))), withoutLayout);
+  });
+
+  test('a graph is drawn again only when what is drawn changed: not for text that only moved', () => {
+    const graph: DagGraph = {
+      version: 1,
+      parsed: true,
+      dagId: 'dag_x',
+      nodes: [
+        { id: 'a', capability: 'echo', line: 3, character: 6 },
+        { id: 'b', capability: 'echo', line: 9, character: 6 },
+      ],
+      edges: [{ from: 'a', to: 'b', cycle: false, dangling: false, streamEligible: false }],
+      criticalPath: { taskIds: ['a', 'b'], by: 'depth' },
+    };
+    const moved = { ...graph, version: 2, nodes: graph.nodes.map((node) => ({ ...node, line: node.line + 1 })) };
+    assert.equal(drawnAlike(graph, moved), true);
+    const changes: DagGraph[] = [
+      { ...graph, dagId: 'dag_y' },
+      { ...graph, parsed: false },
+      { ...graph, nodes: [graph.nodes[0]!, { ...graph.nodes[1]!, capability: 'sentiment-analysis' }] },
+      { ...graph, nodes: [...graph.nodes, { id: 'c', capability: 'echo', line: 12, character: 6 }] },
+      { ...graph, edges: [{ ...graph.edges[0]!, streamEligible: true }] },
+      { ...graph, edges: [{ ...graph.edges[0]!, to: 'c', dangling: true }] },
+      { ...graph, criticalPath: { taskIds: ['a', 'b'], by: 'latency', latencyMs: 10, unknownLatency: 0 } },
+      { ...graph, criticalPath: undefined },
+    ];
+    for (const changed of changes) assert.equal(drawnAlike(graph, changed), false, JSON.stringify(changed));
   });
 });

@@ -75,6 +75,7 @@ const edge = (from: string, to: string, flags: Partial<Pick<GraphEdge, 'cycle' |
   ...flags,
 });
 const graphOf = (dagId: string | undefined, nodes: GraphNode[], edges: GraphEdge[] = []): DagGraph => ({
+  version: 1,
   parsed: true,
   dagId,
   nodes,
@@ -513,7 +514,7 @@ describe('the graph webview, rendered in a DOM', () => {
     page.pointer('pointerup', graph.layout!, 1);
     await page.frame();
     assert.equal(page.drawn().current, ids[1]);
-    assert.deepEqual(page.posted, [{ type: 'ready' }, { type: 'reveal', taskId: ids[1] }]);
+    assert.deepEqual(page.posted, [{ type: 'ready' }, { type: 'drawn' }, { type: 'reveal', taskId: ids[1] }]);
     assertNothingInterpreted(page);
   });
 
@@ -567,6 +568,51 @@ describe('the graph webview, rendered in a DOM', () => {
     page.send({ type: 'graph', graph: packGraph(byDepth), stale: false });
     await page.frame();
     assert.match(status(page), / · critical path: 3 tasks \(the longest chain: no latency known\)$/);
+    assertNothingInterpreted(page);
+  });
+
+  test("the plan's critical path, following the first graph's longest chain, is drawn with the run's states kept", async () => {
+    const nodes = ['task_a', 'task_b', 'task_c', 'task_d'].map((id) => node(id));
+    const edges = [edge('task_a', 'task_b'), edge('task_b', 'task_c'), edge('task_a', 'task_d')];
+    const graph: DagGraph = {
+      ...laidOut(graphOf('dag_critical', nodes, edges)),
+      criticalPath: { taskIds: ['task_a', 'task_b', 'task_c'], by: 'depth' },
+    };
+    const page = openPage();
+    page.send({ type: 'graph', graph: packGraph(graph), stale: false });
+    page.send(
+      statesOf(
+        graph,
+        true,
+        [
+          ['task_a', 'completed'],
+          ['task_d', 'running'],
+        ],
+        true,
+      ),
+    );
+    await page.frame();
+    assert.deepEqual(page.posted, [{ type: 'ready' }, { type: 'drawn' }], 'the first frame is told, once');
+    assert.match(
+      status(page),
+      / · critical path: 3 tasks \(the longest chain: no latency known\) · run: 1\/2 finished, 1 running$/,
+    );
+
+    // The plan finds a → d the longest by latency.
+    page.send({
+      type: 'criticalPath',
+      criticalPath: { taskIds: ['task_a', 'task_d'], by: 'latency', latencyMs: 5000, unknownLatency: 0 },
+    });
+    page.strokes.length = 0;
+    await page.frame();
+    assert.match(status(page), / · critical path: 2 tasks, 5\.0 s · run: 1\/2 finished, 1 running$/);
+    const ringed = page.strokes.filter((stroke) => stroke.colour === CRITICAL_COLOUR && stroke.rects > 0);
+    assert.deepEqual(
+      ringed.map((stroke) => stroke.rects),
+      [2],
+      'the two boxes of the new path ringed',
+    );
+    assert.deepEqual(page.posted, [{ type: 'ready' }, { type: 'drawn' }], 'not a first frame again');
     assertNothingInterpreted(page);
   });
 
@@ -755,7 +801,7 @@ describe('the graph webview, rendered in a DOM', () => {
     await page.frame();
     assert.deepEqual([page.drawn().groups, page.drawn().expanded, page.drawn().tasks], ['9', '1', '1000']);
     assert.match(status(page), /shape: 900 tasks in 9 groups by id prefix, 100 tasks expanded/);
-    assert.deepEqual(page.posted, [{ type: 'ready' }], 'a group is expanded, not revealed');
+    assert.deepEqual(page.posted, [{ type: 'ready' }, { type: 'drawn' }], 'a group is expanded, not revealed');
 
     page.press('s');
     await page.frame();

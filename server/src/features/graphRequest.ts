@@ -4,17 +4,27 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { DagAnalysis } from '../dag/analyze';
 import { dagIndex } from '../dag/dagIndex';
 import { layOutTasks } from '../dag/layout';
-import { type DagGraph, GRAPH_REQUEST, type GraphParams } from '../protocol/runMessages';
+import {
+  CRITICAL_PATH_REQUEST,
+  type CriticalPathParams,
+  type CriticalPathResult,
+  type DagGraph,
+  GRAPH_REQUEST,
+  type GraphParams,
+} from '../protocol/runMessages';
 import type { DagPlan } from '../protocol/market';
 import { type Feature, analysisOf } from './feature';
 import { plansOf } from './plan';
+
+/** A document's graph, the same for every version of the same analysis. */
+type AnalysedGraph = Omit<DagGraph, 'version' | 'criticalPath'>;
 
 /** The graph of an analysed document, laid out when asked. */
 export function dagGraph(
   document: Pick<TextDocument, 'positionAt'>,
   { model, diagnostics }: DagAnalysis,
   layout: boolean,
-): DagGraph {
+): AnalysedGraph {
   const nodes: DagGraph['nodes'][number][] = [];
   for (const task of model.tasks) {
     if (task.id === undefined || task.duplicateOf !== undefined) continue;
@@ -65,9 +75,9 @@ function longestChainOf(analysis: DagAnalysis): DagGraph['criticalPath'] {
  * The graphs laid out, by the analysis they are of: a view asks for the same text's graph again (without, then with
  * its critical path; a second view), and laying out 10,000 tasks takes a third of a second.
  */
-const laidOut = new WeakMap<DagAnalysis, DagGraph>();
+const laidOut = new WeakMap<DagAnalysis, AnalysedGraph>();
 
-function graphOf(document: Pick<TextDocument, 'positionAt'>, analysis: DagAnalysis, layout: boolean): DagGraph {
+function graphOf(document: Pick<TextDocument, 'positionAt'>, analysis: DagAnalysis, layout: boolean): AnalysedGraph {
   if (!layout) return dagGraph(document, analysis, false);
   let graph = laidOut.get(analysis);
   if (graph === undefined) laidOut.set(analysis, (graph = dagGraph(document, analysis, true)));
@@ -92,7 +102,18 @@ export const graphFeature: Feature = {
             : waitForPlan
               ? undefined
               : longestChainOf(open.analysis);
-        return criticalPath === undefined ? graph : { ...graph, criticalPath };
+        return { ...graph, version: open.document.version, ...(criticalPath !== undefined && { criticalPath }) };
+      },
+    );
+    context.connection.onRequest(
+      CRITICAL_PATH_REQUEST,
+      async ({ uri }: CriticalPathParams): Promise<CriticalPathResult | ResponseError> => {
+        const planned = (await plans.planOf(uri))?.entry;
+        const open = analysisOf(context, uri);
+        if (open === undefined) return new ResponseError(ErrorCodes.InvalidParams, `The document ${uri} is not open.`);
+        const criticalPath =
+          planned?.analysis === open.analysis ? criticalPathOf(planned.plan, open.analysis) : undefined;
+        return { version: open.document.version, ...(criticalPath !== undefined && { criticalPath }) };
       },
     );
   },

@@ -228,6 +228,23 @@ export interface GraphParams {
   readonly waitForPlan?: boolean;
 }
 
+/**
+ * Request `acmp/criticalPath`: the critical path of the document's plan, once the plan is made (a few ids): what a
+ * graph view first drawn with `waitForPlan: false` asks next, instead of the whole graph again.
+ */
+export const CRITICAL_PATH_REQUEST = 'acmp/criticalPath';
+
+export interface CriticalPathParams {
+  readonly uri: string;
+}
+
+export interface CriticalPathResult {
+  /** The version of the document the path is of: it belongs to the DagGraph of the same version. */
+  readonly version: number;
+  /** As DagGraph's. */
+  readonly criticalPath?: DagGraph['criticalPath'];
+}
+
 /** A layered layout of a graph's nodes and edges (server/src/dag/layout.ts). */
 export interface GraphLayout {
   readonly width: number;
@@ -251,6 +268,8 @@ export interface DagGraphLayout extends GraphLayout {
 }
 
 export interface DagGraph {
+  /** The version of the document (as its didOpen and didChange) whose text this is the graph of. */
+  readonly version: number;
   /** False while the text is not JSON: a view keeps the last good graph. */
   readonly parsed: boolean;
   readonly dagId: string | undefined;

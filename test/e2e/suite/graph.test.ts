@@ -150,8 +150,12 @@ suite('ACMP DAG graph view in VS Code', () => {
     assert.match(fitted!.status, /: 10000 tasks, \d+ edges/);
     assert.ok(zoomedIn!.scale > fitted!.scale, `+ zooms in: ${fitted!.scale} → ${zoomedIn!.scale}`);
     assert.ok(zoomedOut!.scale < zoomedIn!.scale, `- zooms out: ${zoomedIn!.scale} → ${zoomedOut!.scale}`);
-    // The view's height may have changed meanwhile (the status line wraps): the graph's width sets this fit.
-    assert.deepEqual([refitted!.scale, refitted!.x], [fitted!.scale, fitted!.x], '0 fits the graph as first shown');
+    // 0 fits the graph as first shown: all of it in sight again, at about the same scale (the view's height may have
+    // changed meanwhile: the status line wraps differently once the plan's critical path has replaced the longest
+    // chain, and the shape's fit follows the height).
+    const fits = JSON.stringify([fitted, refitted]);
+    assert.deepEqual([refitted!.view, refitted!.visibleBoxes], [fitted!.view, fitted!.visibleBoxes], fits);
+    assert.ok(Math.abs(refitted!.scale / fitted!.scale - 1) < 0.1, fits);
 
     // The cursor in task_5000's object highlights it; F shows its neighbourhood, ] one level more, F all again.
     const position = editor.document.positionAt(text.indexOf('"task_5000"'));
