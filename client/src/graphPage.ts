@@ -71,36 +71,45 @@ export function taskIndexes(graph: DagGraph): ReadonlyMap<string, number> {
   return new Map(graph.nodes.map(({ id }, n) => [id, n]));
 }
 
+/** What the page draws of a DagGraph: its tasks without where they are declared (the extension reveals a task). */
+export type DrawnGraph = Omit<DagGraph, 'version' | 'nodes'> & {
+  readonly nodes: readonly Pick<DagGraph['nodes'][number], 'id' | 'capability'>[];
+};
+
+/** Indexes below `bound`, in two bytes each where they fit. */
+type Indexes = Uint16Array | Uint32Array;
+const indexesFor = (length: number, bound: number): Indexes =>
+  bound <= 0xffff ? new Uint16Array(length) : new Uint32Array(length);
+
 /**
- * A DagGraph as posted to the page: its numbers and flags in typed arrays, which VS Code passes to a webview as bytes.
- * As JSON, the graph of a 10,000-task DAG was 4.2 MB (its 29,700 edges 2.8 MB) and took 1.1 s from postMessage to
- * the page in code-server, most of the time to its first drawing.
+ * A DagGraph as posted to the page: what it draws, its numbers and flags in typed arrays, which VS Code passes to a
+ * webview as bytes. As JSON, the graph of a 10,000-task DAG was 4.2 MB (its 29,700 edges 2.8 MB) and took 1.1 s from
+ * postMessage to the page in code-server; the message crosses VS Code's webview relay, whose time grows with its size
+ * (0.3-0.8 s for the 0.7 MB this was with tasks' positions, four-byte indexes and a capability a task).
  */
 export interface PackedGraph {
-  readonly version: number;
   readonly parsed: boolean;
   readonly dagId: string | undefined;
   /** The tasks' ids (as many as `capabilities`), then the other ids edges name. */
   readonly names: readonly string[];
-  readonly capabilities: readonly (string | null)[];
-  /** Each task's line and character. */
-  readonly positions: Int32Array;
+  /** The capabilities the tasks have, each once. */
+  readonly capabilityNames: readonly string[];
+  /** Each task's capability: 1 + its index in `capabilityNames`, 0 for none. */
+  readonly capabilities: Indexes;
   /** Each edge's ends, indexes into `names`: from, to. */
-  readonly edgeEnds: Int32Array;
+  readonly edgeEnds: Indexes;
   /** Each edge's EDGE_* flags. */
   readonly edgeFlags: Uint8Array;
   readonly layout?: {
     readonly width: number;
     readonly height: number;
-    /**
-     * Coordinates in single precision, half the bytes (whole numbers but a self-loop's thirds of a box, drawn within a
-     * thousandth of a pixel): the graph's message crosses VS Code's webview relay, which took 0.3-0.75 s for 1.4 MB.
-     */
+    /** Coordinates in single precision (whole numbers but a self-loop's thirds of a box, drawn within a thousandth). */
     readonly boxes: Float32Array;
     /**
      * All routes' points one after another; route e is routePoints[routeStarts[e]] up to routeStarts[e + 1]. A route
      * with no points is the straight line from the middle of its source box's bottom to the middle of its target
      * box's top (an edge to the next layer down, most of them: in a 10,000-task DAG of layers, every one): not sent.
+     * When no route has points, `routeStarts` is empty.
      */
     readonly routePoints: Float32Array;
     readonly routeStarts: Uint32Array;
@@ -129,7 +138,7 @@ function isStraight(route: readonly number[], boxes: ArrayLike<number>, from: nu
   return straightRoute(boxes, from, to).every((value, k) => value === route[k]);
 }
 
-export function packGraph({ version, parsed, dagId, nodes, edges, layout, criticalPath }: DagGraph): PackedGraph {
+export function packGraph({ parsed, dagId, nodes, edges, layout, criticalPath }: DagGraph): PackedGraph {
   const names = nodes.map(({ id }) => id);
   const indexOf = new Map(names.map((name, n) => [name, n]));
   const index = (name: string): number => {
@@ -137,13 +146,22 @@ export function packGraph({ version, parsed, dagId, nodes, edges, layout, critic
     if (n === undefined) indexOf.set(name, (n = names.push(name) - 1));
     return n;
   };
-  const edgeEnds = new Int32Array(2 * edges.length);
+  // The ids no task declares first: the names' count sets the indexes' size.
+  const ends = edges.flatMap(({ from, to }) => [index(from), index(to)]);
+  const edgeEnds = indexesFor(ends.length, names.length);
+  edgeEnds.set(ends);
   const edgeFlags = new Uint8Array(edges.length);
   edges.forEach((edge, e) => {
-    edgeEnds[2 * e] = index(edge.from);
-    edgeEnds[2 * e + 1] = index(edge.to);
     edgeFlags[e] =
       (edge.cycle ? EDGE_CYCLE : 0) | (edge.dangling ? EDGE_DANGLING : 0) | (edge.streamEligible ? EDGE_STREAM : 0);
+  });
+  const capabilityIndex = new Map<string, number>();
+  const capabilities = indexesFor(nodes.length, nodes.length + 1);
+  nodes.forEach(({ capability }, n) => {
+    if (capability === undefined) return;
+    let k = capabilityIndex.get(capability);
+    if (k === undefined) capabilityIndex.set(capability, (k = capabilityIndex.size));
+    capabilities[n] = k + 1;
   });
   let routes: PackedGraph['layout'];
   if (layout !== undefined) {
@@ -156,15 +174,21 @@ export function packGraph({ version, parsed, dagId, nodes, edges, layout, critic
     const routePoints = new Float32Array(routeStarts[sent.length]!);
     sent.forEach((route, e) => routePoints.set(route, routeStarts[e]));
     const { width, height, boxes, missing } = layout;
-    routes = { width, height, boxes: Float32Array.from(boxes), routePoints, routeStarts, missing };
+    routes = {
+      width,
+      height,
+      boxes: Float32Array.from(boxes),
+      routePoints,
+      routeStarts: routePoints.length === 0 ? new Uint32Array(0) : routeStarts,
+      missing,
+    };
   }
   return {
-    version,
     parsed,
     dagId,
     names,
-    capabilities: nodes.map(({ capability }) => capability ?? null),
-    positions: Int32Array.from(nodes.flatMap(({ line, character }) => [line, character])),
+    capabilityNames: [...capabilityIndex.keys()],
+    capabilities,
     edgeEnds,
     edgeFlags,
     ...(routes === undefined ? {} : { layout: routes }),
@@ -172,17 +196,18 @@ export function packGraph({ version, parsed, dagId, nodes, edges, layout, critic
   };
 }
 
-export function unpackGraph(packed: PackedGraph): DagGraph {
-  const { names, edgeEnds, edgeFlags, positions, layout } = packed;
+export function unpackGraph(packed: PackedGraph): DrawnGraph {
+  const { names, capabilityNames, edgeEnds, edgeFlags, layout } = packed;
+  const routeOf = (starts: Uint32Array, points: Float32Array, boxes: Float32Array, e: number): number[] =>
+    starts.length === 0 || starts[e + 1] === starts[e]
+      ? straightRoute(boxes, edgeEnds[2 * e]!, edgeEnds[2 * e + 1]!)
+      : Array.from(points.subarray(starts[e], starts[e + 1]));
   return {
-    version: packed.version,
     parsed: packed.parsed,
     dagId: packed.dagId,
-    nodes: packed.capabilities.map((capability, n) => ({
+    nodes: Array.from(packed.capabilities, (capability, n) => ({
       id: names[n]!,
-      capability: capability ?? undefined,
-      line: positions[2 * n]!,
-      character: positions[2 * n + 1]!,
+      capability: capability === 0 ? undefined : capabilityNames[capability - 1],
     })),
     edges: Array.from(edgeFlags, (flags, e) => ({
       from: names[edgeEnds[2 * e]!]!,
@@ -196,11 +221,7 @@ export function unpackGraph(packed: PackedGraph): DagGraph {
         width: layout.width,
         height: layout.height,
         boxes: Array.from(layout.boxes),
-        routes: Array.from(layout.routeStarts.subarray(1), (end, e) =>
-          end === layout.routeStarts[e]
-            ? straightRoute(layout.boxes, edgeEnds[2 * e]!, edgeEnds[2 * e + 1]!)
-            : Array.from(layout.routePoints.subarray(layout.routeStarts[e], end)),
-        ),
+        routes: Array.from(edgeFlags, (_, e) => routeOf(layout.routeStarts, layout.routePoints, layout.boxes, e)),
         missing: layout.missing,
       },
     }),

@@ -2,7 +2,8 @@
 // layers, where there are more layers than a view holds legibly) that share a key, their id prefix or their
 // capability; edges between groups carry how many task edges they stand for. Groups the user expanded are shown as
 // their tasks among the others. Pure: the view lays the result out (layout.ts) and paints it.
-import type { DagGraph, GraphLayout } from '../../server/src/protocol/runMessages';
+import type { GraphLayout } from '../../server/src/protocol/runMessages';
+import type { DrawnGraph } from './graphPage';
 
 /** What tasks are grouped by: their id without its trailing number (`task_3_42` → `task_`), or their capability. */
 export type GroupBy = 'prefix' | 'capability';
@@ -52,7 +53,7 @@ export function layersPerBand(layers: number, rows: number): number {
 }
 
 /** Groups tasks by layer band (`layersPerBand` consecutive layers) and key. */
-export function groupTasks(nodes: DagGraph['nodes'], layerOfTask: Int32Array, by: GroupBy, bandLayers = 1): Grouping {
+export function groupTasks(nodes: DrawnGraph['nodes'], layerOfTask: Int32Array, by: GroupBy, bandLayers = 1): Grouping {
   const keyOf = (n: number): string => (by === 'prefix' ? idPrefix(nodes[n]!.id) : (nodes[n]!.capability ?? ''));
   const found = new Map<string, { band: number; key: string; tasks: number[] }>();
   for (let n = 0; n < nodes.length; n++) {
@@ -122,7 +123,7 @@ export interface ShapeGraph {
  * shown as its task. Edges between two boxes are one edge with the count of the task edges between them.
  */
 export function shapeGraph(
-  graph: Pick<DagGraph, 'nodes' | 'edges' | 'criticalPath'>,
+  graph: Pick<DrawnGraph, 'nodes' | 'edges' | 'criticalPath'>,
   grouping: Grouping,
   expanded: ReadonlySet<string>,
 ): ShapeGraph {

@@ -10,8 +10,7 @@
 // GraphState (graphState.ts); the view (graphView.ts), the run's states (graphRunStates.ts), the painting
 // (graphPainting.ts) and the zoomed-out image (graphCache.ts) are the others.
 import { layOutTasks } from '../../server/src/dag/layout';
-import type { DagGraph } from '../../server/src/protocol/runMessages';
-import { type ToGraphPage, unpackGraph } from '../src/graphPage';
+import { type DrawnGraph, type ToGraphPage, unpackGraph } from '../src/graphPage';
 import { forgetStates, shownChanged, statesReceived } from './graphRunStates';
 import { looksChanged, recordFrames, requestFrame } from './graphPainting';
 import type { Palette } from './graphPalette';
@@ -162,7 +161,7 @@ function graphReceived(s: GraphState, message: Extract<ToGraphPage, { type: 'gra
 }
 
 /** Shows `graph`, a new one or the one shown with another critical path, as the view is: its states kept. */
-function graphShown(s: GraphState, graph: DagGraph): void {
+function graphShown(s: GraphState, graph: DrawnGraph): void {
   s.graph = graph;
   s.graphSummary = summaryOf(graph, s.stale);
   const ids = graph.nodes.map((node) => node.id);

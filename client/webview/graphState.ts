@@ -2,7 +2,7 @@
 // its canvases, the graph and what of it is shown, the view transform, focus and selection, the run's states, the
 // frames asked for and the images kept between them.
 import type { DagGraph, GraphLayout } from '../../server/src/protocol/runMessages';
-import { type ShownState, STATE_CODES } from '../src/graphPage';
+import { type DrawnGraph, type ShownState, STATE_CODES } from '../src/graphPage';
 import type { CacheLevel } from './graphCache';
 import type { DrawingCanvas, FromGraphCanvas, ViewSize } from './graphMessages';
 import type { Palette } from './graphPalette';
@@ -141,7 +141,7 @@ export class GraphState {
   palette!: Palette;
 
   // ---- The graph and what of it is shown.
-  graph: DagGraph | undefined;
+  graph: DrawnGraph | undefined;
   /** Whether the graph is the last that parsed of a text that does not parse now. */
   stale = false;
   graphSummary = '';

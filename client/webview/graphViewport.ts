@@ -2,7 +2,7 @@
 // the neighbourhood of the cursor's task), the box under the pointer and the selected task, and the status line.
 import { BOX_HEIGHT, BOX_WIDTH, layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/runMessages';
-import { STATE_CODE } from '../src/graphPage';
+import { type DrawnGraph, STATE_CODE } from '../src/graphPage';
 import { formatDuration } from '../src/runText';
 import { requestFrame } from './graphPainting';
 import { shownChanged } from './graphRunStates';
@@ -139,7 +139,7 @@ export function clampDepth(value: number): number {
 }
 
 /** The tasks at most `depth` edges up or down from a task, and the edges between them, laid out on their own. */
-function neighbourhood(graph: DagGraph, of: string, levels: number): Shown {
+function neighbourhood(graph: DrawnGraph, of: string, levels: number): Shown {
   const { nodes, edges } = graph;
   const near = new Set([of]);
   for (const direction of ['up', 'down'] as const) {
@@ -200,7 +200,7 @@ function criticalPathText(path: DagGraph['criticalPath']): string | undefined {
   return `${tasks}, ${(path.unknownLatency ?? 0) > 0 ? '≥ ' : ''}${formatDuration(path.latencyMs)}`;
 }
 
-export function summaryOf(graph: DagGraph, stale: boolean): string {
+export function summaryOf(graph: DrawnGraph, stale: boolean): string {
   const cycles = graph.edges.filter((edge) => edge.cycle).length;
   const dangling = graph.edges.filter((edge) => edge.dangling).length;
   const parts = [`${graph.dagId ?? 'DAG without a dag_id'}: ${graph.nodes.length} tasks, ${graph.edges.length} edges`];

@@ -75,21 +75,35 @@ interface PageProbe {
 
 /** Runs in the page (serialized by playwright): nothing from outside this function is in scope there. */
 /**
- * Resolves once the window has drawn every frame in time for a second (or after 30 s, whatever it is doing): what
- * came before (opening a large DAG: tokenizing, laying out) is then over.
+ * Resolves once the window has drawn every frame in time for a second and its thread was mostly idle in it (or after
+ * 30 s, whatever it is doing): what came before (opening a large DAG: tokenizing, laying out) is then over. Frames in
+ * time alone are not enough: VS Code tokenizes a 200,000-line file for seconds after showing it, in small tasks that
+ * keep every frame in time and the window's thread busy.
  */
 async function windowSettles(): Promise<void> {
   const SETTLED_MS = 1_000;
   const SETTLE_LIMIT_MS = 30_000;
+  /** Of the last SETTLED_MS, at least this share idle (the idle periods the browser gave idle callbacks). */
+  const IDLE_SHARE = 0.5;
   await new Promise<void>((settled) => {
     const begun = performance.now();
     let quietSince = begun;
     let previous = begun;
+    const idlePeriods: { readonly at: number; readonly ms: number }[] = [];
+    let idleCallback = requestIdleCallback(function idle(deadline) {
+      idlePeriods.push({ at: performance.now(), ms: deadline.timeRemaining() });
+      idleCallback = requestIdleCallback(idle);
+    });
+    const idleMs = (now: number): number =>
+      idlePeriods.reduce((sum, { at, ms }) => (at >= now - SETTLED_MS ? sum + ms : sum), 0);
     const wait = (now: number): void => {
       if (now - previous > 50) quietSince = now;
       previous = now;
-      if (now - quietSince >= SETTLED_MS || now - begun >= SETTLE_LIMIT_MS) settled();
-      else requestAnimationFrame(wait);
+      const calm = now - quietSince >= SETTLED_MS && idleMs(now) >= IDLE_SHARE * SETTLED_MS;
+      if (calm || now - begun >= SETTLE_LIMIT_MS) {
+        cancelIdleCallback(idleCallback);
+        settled();
+      } else requestAnimationFrame(wait);
     };
     requestAnimationFrame(wait);
   });

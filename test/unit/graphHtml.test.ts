@@ -1,7 +1,7 @@
 // The graph webview's page: a strict Content-Security-Policy, no inline script or style, nothing from the network.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { drawnAlike, graphHtml, packGraph, unpackGraph } from '../../client/src/graphPage';
+import { type DrawnGraph, drawnAlike, graphHtml, packGraph, unpackGraph } from '../../client/src/graphPage';
 import { layOutTasks } from '../../server/src/dag/layout';
 import type { DagGraph } from '../../server/src/protocol/runMessages';
 
@@ -84,9 +84,43 @@ describe('the graph webview page', () => {
       JSON.parse(JSON.stringify(value), (_, item: unknown) =>
         typeof item === 'number' ? Math.round(item * 100) / 100 : item,
       );
-    assert.deepEqual(rounded(unpackGraph(structuredClone(packed))), rounded(graph));
+    // What the page draws: the tasks without their positions (the extension reveals a task by its id).
+    const drawn = ({ parsed, dagId, nodes: declared, edges: joined, layout, criticalPath }: DagGraph): DrawnGraph => ({
+      parsed,
+      dagId,
+      nodes: declared.map(({ id, capability }) => ({ id, capability })),
+      edges: joined,
+      ...(layout !== undefined && { layout }),
+      ...(criticalPath !== undefined && { criticalPath }),
+    });
+    assert.deepEqual(rounded(unpackGraph(structuredClone(packed))), rounded(drawn(graph)));
     const withoutLayout: DagGraph = { version: 4, parsed: false, dagId: undefined, nodes, edges };
-    assert.deepEqual(unpackGraph(structuredClone(packGraph(withoutLayout))), withoutLayout);
+    assert.deepEqual(unpackGraph(structuredClone(packGraph(withoutLayout))), drawn(withoutLayout));
+  });
+
+  test('a graph travels small: indexes in two bytes where they fit, each capability once, no empty routes', () => {
+    const ids = Array.from({ length: 1_000 }, (_, n) => `task_${Math.floor(n / 100)}_${n % 100}`);
+    const edges = ids.slice(100).map((id, n) => ({
+      from: ids[n]!,
+      to: id,
+      cycle: false,
+      dangling: false,
+      streamEligible: false,
+    }));
+    const graph: DagGraph = {
+      version: 1,
+      parsed: true,
+      dagId: 'dag_layers',
+      nodes: ids.map((id, n) => ({ id, capability: n % 2 === 0 ? 'echo' : 'text-split', line: n, character: 6 })),
+      edges,
+      layout: layOutTasks(ids, edges),
+    };
+    const packed = packGraph(graph);
+    assert.ok(packed.edgeEnds instanceof Uint16Array && packed.capabilities instanceof Uint16Array);
+    assert.deepEqual(packed.capabilityNames, ['echo', 'text-split']);
+    // Every edge goes to the next layer down, straight: no route is sent, nor where each would start.
+    assert.deepEqual([packed.layout!.routePoints.length, packed.layout!.routeStarts.length], [0, 0]);
+    assert.deepEqual(unpackGraph(structuredClone(packed)).layout!.routes, graph.layout!.routes);
   });
 
   test('a graph is drawn again only when what is drawn changed: not for text that only moved', () => {
