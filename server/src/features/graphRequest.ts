@@ -72,8 +72,8 @@ function longestChainOf(analysis: DagAnalysis): DagGraph['criticalPath'] {
 }
 
 /**
- * The graphs laid out, by the analysis they are of: a view asks for the same text's graph again (without, then with
- * its critical path; a second view), and laying out 10,000 tasks takes a third of a second.
+ * The graphs laid out, by the analysis they are of: the same text's graph is asked for again (a graph view closed and
+ * opened again, another editor's view), and laying out 10,000 tasks takes a third of a second.
  */
 const laidOut = new WeakMap<DagAnalysis, AnalysedGraph>();
 
