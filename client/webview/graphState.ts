@@ -32,7 +32,6 @@ export interface Shown {
   readonly edgeCounts?: Uint32Array;
 }
 
-/** A box of the shape view that stands for a group of tasks. */
 /** A rectangle of the graph's plane (world coordinates): what a frame or a level of the image paints. */
 export interface WorldRect {
   readonly left: number;
@@ -53,6 +52,7 @@ export function edgeCrosses(shown: Shown, e: number, rect: WorldRect): boolean {
   );
 }
 
+/** A box of the shape view that stands for a group of tasks. */
 export interface ShownGroup {
   /** What expands it (TaskGroup.id). */
   readonly id: string;
